@@ -1,0 +1,172 @@
+/*
+ * profile_format.h - the on-disk layout of an mpiscope profile, version 1.
+ *
+ * This header is the C half of the contract; src/mpiscope/format.py is the
+ * Python half and docs/profile-format.md the prose. Change all three together
+ * and bump MPISCOPE_FORMAT_VERSION (or the section's version) when a layout
+ * changes.
+ *
+ * RATIONALE: every section is an array of fixed-size little-endian records,
+ * 8-byte aligned, so the reader maps it straight into a numpy structured
+ * array (no per-record parsing) and every rank can compute where its records
+ * go with one MPI_Exscan, then write them with one MPI_File_write_at_all.
+ */
+#ifndef MPISCOPE_PROFILE_FORMAT_H
+#define MPISCOPE_PROFILE_FORMAT_H
+
+#include <stdint.h>
+
+#define MPISCOPE_MAGIC "MPISCOPE"         /* 8 bytes, no NUL in the file */
+#define MPISCOPE_FORMAT_VERSION 1u
+
+enum mpiscope_mode { MPISCOPE_MODE_FULL = 0, MPISCOPE_MODE_SUMMARY = 1 };
+
+enum mpiscope_flags {
+    MPISCOPE_FLAG_PARTIAL = 1u << 0,       /* snapshot, not written at MPI_Finalize */
+    MPISCOPE_FLAG_OVERFLOW = 1u << 1,      /* some rank dropped data (see rank.overflow) */
+    MPISCOPE_FLAG_SYNC = 1u << 2           /* MPISCOPE_SYNC=1 was in effect */
+};
+
+/* Bits of mpiscope_rank_t.overflow: which fixed table filled up on that rank. */
+enum mpiscope_overflow {
+    MPISCOPE_OVF_PEERS = 1u << 0,
+    MPISCOPE_OVF_REGIONS = 1u << 1,
+    MPISCOPE_OVF_REQUESTS = 1u << 2,
+    MPISCOPE_OVF_COMMS = 1u << 3
+};
+
+enum mpiscope_section_kind {
+    MPISCOPE_SEC_META = 1,     /* UTF-8 JSON object, written by rank 0 */
+    MPISCOPE_SEC_RANKS = 2,    /* nranks x mpiscope_rank_t, in rank order (full mode) */
+    MPISCOPE_SEC_FUNCS = 3,    /* mpiscope_func_t, grouped by rank in rank order */
+    MPISCOPE_SEC_HIST = 4,     /* mpiscope_hist_t, grouped by rank */
+    MPISCOPE_SEC_PEERS = 5,    /* mpiscope_peer_t, grouped by rank (full mode) */
+    MPISCOPE_SEC_REGIONS = 6,  /* mpiscope_region_t, grouped by rank */
+    MPISCOPE_SEC_NODES = 7,    /* mpiscope_node_t, one per node (full mode) */
+    MPISCOPE_SEC_SUMMARY = 8   /* mpiscope_summary_t (summary mode) */
+};
+
+/* A reader skips section kinds it does not know, so new kinds (per-communicator
+ * tables, MPI-4 partitioned traffic...) can be added without a format bump. */
+
+typedef struct {                 /* 64 bytes at offset 0 */
+    char magic[8];               /* "MPISCOPE" */
+    uint32_t version;            /* MPISCOPE_FORMAT_VERSION */
+    uint32_t header_bytes;       /* 64 */
+    uint32_t mode;               /* enum mpiscope_mode */
+    uint32_t flags;              /* enum mpiscope_flags */
+    uint64_t nranks;             /* size of MPI_COMM_WORLD */
+    uint32_t nsections;
+    uint32_t section_entry_bytes; /* 32 */
+    uint64_t section_table_offset; /* 64 */
+    double start_time;           /* MPI_Init on rank 0, seconds since the Unix epoch */
+    uint64_t file_bytes;         /* total length of the file; detects truncation */
+} mpiscope_header_t;
+
+typedef struct {                 /* 32 bytes */
+    uint32_t kind;               /* enum mpiscope_section_kind */
+    uint32_t version;            /* layout version of this section's records, 1 */
+    uint64_t offset;             /* from the start of the file, multiple of 8 */
+    uint64_t length;             /* bytes */
+    uint64_t count;              /* records (for META: bytes of JSON) */
+} mpiscope_section_t;
+
+typedef struct {                 /* 128 bytes, record r is rank r */
+    uint32_t rank;
+    uint32_t node;               /* world rank of the lowest rank on this node */
+    double wall;                 /* MPI_Init return .. MPI_Finalize entry, s */
+    double mpi;                  /* time inside wrapped MPI calls (incl. sync), s */
+    double wait;                 /* time in Wait/Test/Probe/Recv-family ("Wait and Probe") */
+    double sync;                 /* MPISCOPE_SYNC barrier time before collectives */
+    uint64_t func_first;         /* index of this rank's first record in FUNCS */
+    uint64_t hist_first;
+    uint64_t peer_first;
+    uint64_t region_first;
+    uint32_t func_count;
+    uint32_t hist_count;
+    uint32_t peer_count;
+    uint32_t region_count;
+    uint64_t on_node_msgs;       /* point-to-point sent to ranks on this node */
+    uint64_t on_node_bytes;
+    uint64_t off_node_msgs;
+    uint64_t off_node_bytes;
+    uint32_t overflow;           /* enum mpiscope_overflow bits */
+    uint32_t threads;            /* threads that called MPI */
+} mpiscope_rank_t;
+
+typedef struct {                 /* 64 bytes: one (function, region) on one rank */
+    uint32_t rank;
+    uint16_t func;               /* index into META "functions" */
+    uint16_t reserved;           /* 0; room for a communicator class */
+    uint64_t region;             /* FNV-1a 64 of the region name, 0 = no region */
+    uint64_t calls;
+    uint64_t bytes_sent;
+    uint64_t bytes_recv;
+    double time;                 /* s, summed over calls */
+    double time_min;             /* s, fastest single call */
+    double time_max;             /* s, slowest single call */
+} mpiscope_func_t;
+
+typedef struct {                 /* 32 bytes: one log2 size bucket */
+    uint32_t rank;
+    uint16_t func;
+    uint8_t bucket;              /* 0: 0 bytes; b>0: [2^(b-1), 2^b) bytes */
+    uint8_t reserved;
+    uint64_t region;
+    uint64_t count;
+    double time;
+} mpiscope_hist_t;
+
+typedef struct {                 /* 24 bytes: point-to-point sent rank -> peer */
+    uint32_t rank;
+    uint32_t peer;               /* world rank */
+    uint64_t msgs;
+    uint64_t bytes;
+} mpiscope_peer_t;
+
+typedef struct {                 /* 40 bytes: one region on one rank */
+    uint32_t rank;
+    uint32_t depth;              /* 1 = outermost */
+    uint64_t region;
+    uint64_t parent;             /* 0 = top level */
+    uint64_t entries;            /* times entered */
+    double wall;                 /* s, inclusive, summed over entries */
+} mpiscope_region_t;
+
+typedef struct {                 /* 72 bytes, one hostname per node */
+    uint32_t node;               /* world rank of the node's lowest rank */
+    uint32_t nranks;             /* ranks on this node */
+    char hostname[64];           /* NUL-padded */
+} mpiscope_node_t;
+
+/* Summary mode: one record per (func, region, metric); func 0xFFFF marks a
+ * rank-level metric (region 0). Ranks holding the minimum / maximum come from
+ * MPI_MINLOC / MPI_MAXLOC; ties go to the lowest rank. */
+#define MPISCOPE_SUMMARY_RANK_LEVEL 0xFFFFu
+enum mpiscope_rank_metric {
+    MPISCOPE_RM_WALL = 0, MPISCOPE_RM_MPI, MPISCOPE_RM_WAIT, MPISCOPE_RM_SYNC,
+    MPISCOPE_RM_COMPUTE, MPISCOPE_RM_ON_MSGS, MPISCOPE_RM_ON_BYTES,
+    MPISCOPE_RM_OFF_MSGS, MPISCOPE_RM_OFF_BYTES, MPISCOPE_RM_COUNT
+};
+enum mpiscope_func_metric {
+    MPISCOPE_FM_CALLS = 0, MPISCOPE_FM_BYTES_SENT, MPISCOPE_FM_BYTES_RECV,
+    MPISCOPE_FM_TIME, MPISCOPE_FM_COUNT
+};
+
+typedef struct {                 /* 56 bytes */
+    uint16_t func;
+    uint16_t metric;
+    uint32_t reserved;
+    uint64_t region;
+    double min;                  /* over all ranks (0 for ranks without the key) */
+    double max;
+    double sum;
+    uint32_t min_rank;
+    uint32_t max_rank;
+    uint64_t nonzero;            /* ranks with a non-zero value */
+} mpiscope_summary_t;
+
+/* In summary mode the HIST section holds sums over ranks with rank = 0xFFFFFFFF. */
+#define MPISCOPE_ALL_RANKS 0xFFFFFFFFu
+
+#endif

@@ -1,0 +1,1 @@
+"""Microbenchmarks of the machine: drivers, results, plots."""

@@ -1,0 +1,74 @@
+"""The `mpiscope` command: a thin layer that assembles each part's commands.
+
+Each part owns its own CLI module (``report_cli``, ``launch``, ``place.cli``,
+``bench.cli``); this file only mounts them and turns :class:`UserError` into a
+one-line message and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from . import __version__
+from .errors import UserError
+
+app = typer.Typer(
+    name="mpiscope",
+    help="Measure, explain and fix the scaling of MPI applications.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool):
+    if value:
+        typer.echo(f"mpiscope {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")):
+    """Measure, explain and fix the scaling of MPI applications."""
+
+
+def _mount():
+    from . import launch, report_cli
+    from .bench import cli as bench_cli
+    from .place import cli as place_cli
+
+    launch.register(app)
+    report_cli.register(app)
+    app.add_typer(place_cli.app, name="place")
+    app.add_typer(bench_cli.app, name="bench")
+
+
+_mount()
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        app(args=argv, standalone_mode=False, prog_name="mpiscope")
+    except UserError as err:
+        print(f"mpiscope: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except typer.Exit as ex:
+        return ex.exit_code
+    except typer.Abort:
+        print("mpiscope: aborted", file=sys.stderr)
+        return 130
+    except Exception as err:  # click usage errors
+        import click
+        if isinstance(err, click.ClickException):
+            err.show()
+            return err.exit_code
+        raise
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

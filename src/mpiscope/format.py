@@ -1,0 +1,108 @@
+"""The on-disk layout of an mpiscope profile, as numpy dtypes.
+
+The Python half of the contract whose C half is ``runtime/profile_format.h``
+and whose prose is ``docs/profile-format.md``. Every section is an array of
+fixed-size little-endian records, so the reader maps each one straight into a
+numpy structured array.
+"""
+
+import numpy as np
+
+MAGIC = b"MPISCOPE"
+FORMAT_VERSION = 1
+
+MODE_FULL = 0
+MODE_SUMMARY = 1
+
+FLAG_PARTIAL = 1 << 0
+FLAG_OVERFLOW = 1 << 1
+FLAG_SYNC = 1 << 2
+
+OVERFLOW_BITS = {1 << 0: "peers", 1 << 1: "regions", 1 << 2: "requests", 1 << 3: "comms"}
+
+SEC_META = 1
+SEC_RANKS = 2
+SEC_FUNCS = 3
+SEC_HIST = 4
+SEC_PEERS = 5
+SEC_REGIONS = 6
+SEC_NODES = 7
+SEC_SUMMARY = 8
+
+ALL_RANKS = 0xFFFFFFFF
+SUMMARY_RANK_LEVEL = 0xFFFF
+
+RANK_METRICS = ["wall", "mpi", "wait", "sync", "compute",
+                "on_node_msgs", "on_node_bytes", "off_node_msgs", "off_node_bytes"]
+FUNC_METRICS = ["calls", "bytes_sent", "bytes_recv", "time"]
+
+HEADER = np.dtype([
+    ("magic", "S8"), ("version", "<u4"), ("header_bytes", "<u4"),
+    ("mode", "<u4"), ("flags", "<u4"), ("nranks", "<u8"),
+    ("nsections", "<u4"), ("section_entry_bytes", "<u4"),
+    ("section_table_offset", "<u8"), ("start_time", "<f8"), ("file_bytes", "<u8"),
+])
+
+SECTION = np.dtype([
+    ("kind", "<u4"), ("version", "<u4"), ("offset", "<u8"),
+    ("length", "<u8"), ("count", "<u8"),
+])
+
+RANK = np.dtype([
+    ("rank", "<u4"), ("node", "<u4"),
+    ("wall", "<f8"), ("mpi", "<f8"), ("wait", "<f8"), ("sync", "<f8"),
+    ("func_first", "<u8"), ("hist_first", "<u8"), ("peer_first", "<u8"), ("region_first", "<u8"),
+    ("func_count", "<u4"), ("hist_count", "<u4"), ("peer_count", "<u4"), ("region_count", "<u4"),
+    ("on_node_msgs", "<u8"), ("on_node_bytes", "<u8"),
+    ("off_node_msgs", "<u8"), ("off_node_bytes", "<u8"),
+    ("overflow", "<u4"), ("threads", "<u4"),
+])
+
+FUNC = np.dtype([
+    ("rank", "<u4"), ("func", "<u2"), ("reserved", "<u2"), ("region", "<u8"),
+    ("calls", "<u8"), ("bytes_sent", "<u8"), ("bytes_recv", "<u8"),
+    ("time", "<f8"), ("time_min", "<f8"), ("time_max", "<f8"),
+])
+
+HIST = np.dtype([
+    ("rank", "<u4"), ("func", "<u2"), ("bucket", "u1"), ("reserved", "u1"),
+    ("region", "<u8"), ("count", "<u8"), ("time", "<f8"),
+])
+
+PEER = np.dtype([("rank", "<u4"), ("peer", "<u4"), ("msgs", "<u8"), ("bytes", "<u8")])
+
+REGION = np.dtype([
+    ("rank", "<u4"), ("depth", "<u4"), ("region", "<u8"), ("parent", "<u8"),
+    ("entries", "<u8"), ("wall", "<f8"),
+])
+
+NODE = np.dtype([("node", "<u4"), ("nranks", "<u4"), ("hostname", "S64")])
+
+SUMMARY = np.dtype([
+    ("func", "<u2"), ("metric", "<u2"), ("reserved", "<u4"), ("region", "<u8"),
+    ("min", "<f8"), ("max", "<f8"), ("sum", "<f8"),
+    ("min_rank", "<u4"), ("max_rank", "<u4"), ("nonzero", "<u8"),
+])
+
+SECTION_DTYPES = {
+    SEC_RANKS: RANK, SEC_FUNCS: FUNC, SEC_HIST: HIST, SEC_PEERS: PEER,
+    SEC_REGIONS: REGION, SEC_NODES: NODE, SEC_SUMMARY: SUMMARY,
+}
+
+# Sizes are part of the contract; a mismatch with the C structs is a bug.
+assert HEADER.itemsize == 64 and SECTION.itemsize == 32 and RANK.itemsize == 128
+assert FUNC.itemsize == 64 and HIST.itemsize == 32 and PEER.itemsize == 24
+assert REGION.itemsize == 40 and NODE.itemsize == 72 and SUMMARY.itemsize == 56
+
+
+def fnv1a64(name: str) -> int:
+    """Region id of a region name: FNV-1a 64-bit of its UTF-8 bytes (0 is reserved)."""
+    h = 0xCBF29CE484222325
+    for b in name.encode():
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h or 1
+
+
+def size_bucket(nbytes: int) -> int:
+    """Histogram bucket of a message of nbytes: 0 for 0, else floor(log2)+1."""
+    return int(nbytes).bit_length()

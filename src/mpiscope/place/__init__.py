@@ -1,0 +1,1 @@
+"""Rank placement: grid orders, placement methods, evaluation, partitioning."""
