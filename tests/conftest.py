@@ -6,7 +6,11 @@ import mpitest
 def pytest_generate_tests(metafunc):
     # Any test taking `impl` runs once per MPI implementation mpiscope was built for.
     if "impl" in metafunc.fixturenames:
-        metafunc.parametrize("impl", mpitest.impls())
+        impls = mpitest.impls()
+        if not impls:
+            raise pytest.UsageError("mpiscope's native parts are not built for any MPI: "
+                                    "run scripts/setup.sh (a missing build is a failure, not a skip)")
+        metafunc.parametrize("impl", impls)
 
 
 @pytest.fixture
