@@ -1,0 +1,71 @@
+"""The one in-memory model of a profile that every analysis reads.
+
+Readers only build a :class:`Profile`; report, diagnose, place and plots only
+read it. All per-record data are numpy structured arrays whose dtypes are in
+:mod:`mpiscope.format` (one record per rank, per (rank, function, region), ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import format as fmt
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A whole job's profile.
+
+    Attributes:
+        path: file it came from ("" when built in memory).
+        meta: the META JSON object (program, argv, mpi_library, functions, ...).
+        nranks: size of MPI_COMM_WORLD.
+        mode: "full" or "summary".
+        flags: header flag bits (format.FLAG_*).
+        start_time: MPI_Init on rank 0, seconds since the Unix epoch.
+        ranks: fmt.RANK records, index r is rank r (empty in summary mode).
+        funcs: fmt.FUNC records (empty in summary mode).
+        hist: fmt.HIST records.
+        peers: fmt.PEER records (empty in summary mode).
+        regions: fmt.REGION records.
+        nodes: fmt.NODE records.
+        summary: fmt.SUMMARY records (empty in full mode).
+    """
+
+    path: str
+    meta: dict
+    nranks: int
+    mode: str
+    flags: int
+    start_time: float
+    ranks: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.RANK))
+    funcs: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.FUNC))
+    hist: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.HIST))
+    peers: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.PEER))
+    regions: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.REGION))
+    nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.NODE))
+    summary: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.SUMMARY))
+
+    @property
+    def functions(self) -> list[str]:
+        return list(self.meta.get("functions", []))
+
+    @property
+    def function_kinds(self) -> list[str]:
+        return list(self.meta.get("function_kinds", []))
+
+    @property
+    def region_names(self) -> dict[int, str]:
+        """Region id -> name; id 0 is the part of the run outside every region."""
+        names = {0: "(outside regions)"}
+        names.update({int(k, 16): v for k, v in self.meta.get("regions", {}).items()})
+        return names
+
+    def func_id(self, name: str) -> int:
+        """Index of a function name in this profile's function table (KeyError if absent)."""
+        try:
+            return self.functions.index(name)
+        except ValueError:
+            raise KeyError(name) from None
