@@ -63,6 +63,32 @@ class Profile:
         names.update({int(k, 16): v for k, v in self.meta.get("regions", {}).items()})
         return names
 
+    @property
+    def is_summary(self) -> bool:
+        return self.mode == "summary"
+
+    def region_id(self, name: str) -> int:
+        """Id of a region name as the runtime computes it (KeyError if no rank entered it)."""
+        for rid, rname in self.region_names.items():
+            if rname == name:
+                return rid
+        raise KeyError(name)
+
+    def rank_metric(self, name: str) -> np.ndarray:
+        """Per-rank float64 array of a RANKS time field, or "compute" (= wall - mpi).
+
+        Full mode only (summary-mode profiles have no per-rank rows).
+        """
+        if name == "compute":
+            return self.ranks["wall"] - self.ranks["mpi"]
+        return np.asarray(self.ranks[name], dtype=np.float64)
+
+    def node_of_rank(self, ppn: int | None = None) -> np.ndarray:
+        """Node id of every rank: the RANKS ``node`` field, or ``rank // ppn`` when modelling."""
+        if ppn:
+            return np.arange(self.nranks, dtype=np.int64) // ppn
+        return self.ranks["node"].astype(np.int64)
+
     def func_id(self, name: str) -> int:
         """Index of a function name in this profile's function table (KeyError if absent)."""
         try:

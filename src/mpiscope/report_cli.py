@@ -1,10 +1,56 @@
-"""`mpiscope report` (placeholder, owned by the reader/report work)."""
+"""`mpiscope report PROFILE`: the profile's tables, or the same numbers as JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Optional
 
 import typer
 
 
+def _json_safe(obj):
+    """NaN/inf become null so the output is strict JSON."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_json_safe(v) for v in obj]
+    return obj
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
-    def report(path: str):
-        """Print the tables of a profile (not yet built)."""
-        raise typer.Exit(1)
+    def report(
+        profile: str = typer.Argument(..., metavar="PROFILE", help="A .mpiscope profile file."),
+        as_json: bool = typer.Option(False, "--json",
+                                     help="Print every number as one JSON object "
+                                          "(schema in docs/report.md) instead of tables."),
+        ppn: Optional[int] = typer.Option(None, "--ppn", metavar="N",
+                                          help="Model N consecutive ranks per node for the "
+                                               "on-/off-node split and the pairs' node column "
+                                               "(node = rank // N), e.g. for a run on one node. "
+                                               "Full-mode profiles only."),
+        top: int = typer.Option(10, "--top", metavar="K",
+                                help="Number of most-communicating rank pairs to list."),
+        region: Optional[str] = typer.Option(None, "--region", metavar="NAME",
+                                             help="Restrict the function table, the message-size "
+                                                  "histogram and the region sections to the "
+                                                  "MPI_Pcontrol region NAME."),
+    ):
+        """Print Cray-profiler-style tables of a profile: time split into compute, MPI,
+        wait and collective sync with min/max/avg/minPE/maxPE and imbalance; per MPI
+        function; message sizes; on-/off-node traffic; top pairs; regions."""
+        from rich.console import Console
+
+        from .reader import read
+        from .report import build_report, render
+
+        rep = build_report(read(profile), ppn=ppn, top=top, region=region)
+        if as_json:
+            json.dump(_json_safe(rep), sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        else:
+            render(rep, Console(width=max(Console().width, 150)))

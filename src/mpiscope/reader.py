@@ -1,0 +1,191 @@
+"""Read a profile file (format v1, ``docs/profile-format.md``) into a :class:`Profile`.
+
+The file is mapped once (``mmap``) and every section becomes a read-only numpy
+structured array over the mapping (``np.frombuffer``): nothing is parsed record
+by record, so a 1,048,576-rank profile opens in milliseconds and pages are read
+only when an analysis touches them.
+
+Every problem with the file raises :class:`mpiscope.errors.UserError` with one
+line naming the file and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+from pathlib import Path
+
+import numpy as np
+
+from . import format as fmt
+from .errors import UserError
+from .profile import Profile
+
+_SECTION_NAMES = {fmt.SEC_META: "META", fmt.SEC_RANKS: "RANKS", fmt.SEC_FUNCS: "FUNCS",
+                  fmt.SEC_HIST: "HIST", fmt.SEC_PEERS: "PEERS", fmt.SEC_REGIONS: "REGIONS",
+                  fmt.SEC_NODES: "NODES", fmt.SEC_SUMMARY: "SUMMARY"}
+
+_MODES = {fmt.MODE_FULL: "full", fmt.MODE_SUMMARY: "summary"}
+
+# Sections each mode must have; the others may be absent (empty).
+_REQUIRED = {"full": (fmt.SEC_META, fmt.SEC_RANKS), "summary": (fmt.SEC_META, fmt.SEC_SUMMARY)}
+
+# Per-rank sections whose `rank` field must be < nranks.
+_RANKED = ("funcs", "hist", "peers", "regions")
+
+
+def read(path: str | os.PathLike) -> Profile:
+    """Map the profile at ``path`` and return it as a :class:`Profile`.
+
+    Arguments:
+        path: a file written by the mpiscope runtime (or :mod:`mpiscope.testing`).
+    Returns:
+        the Profile; its arrays are read-only views of the mapped file.
+    Raises:
+        UserError: missing, unreadable, empty, truncated, corrupt, wrong-version
+            or non-mpiscope file.
+    """
+    name = str(path)
+    buf = _map(name)
+    return _parse(name, buf)
+
+
+def _map(name: str) -> mmap.mmap | bytes:
+    p = Path(name)
+    if p.is_dir():
+        raise UserError(f"{name}: is a directory, not an mpiscope profile")
+    try:
+        with open(p, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size == 0:
+                raise UserError(f"{name}: empty file, not an mpiscope profile")
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except FileNotFoundError:
+        raise UserError(f"{name}: no such file") from None
+    except PermissionError:
+        raise UserError(f"{name}: permission denied") from None
+    except (ValueError, OSError) as err:  # not mappable (a FIFO, /dev/...), I/O error
+        raise UserError(f"{name}: cannot read: {getattr(err, 'strerror', None) or err}") from None
+
+
+def _parse(name: str, buf) -> Profile:
+    size = len(buf)
+
+    def corrupt(what: str) -> UserError:
+        return UserError(f"{name}: corrupt mpiscope profile: {what}")
+
+    head = bytes(buf[:len(fmt.MAGIC)])
+    if head != fmt.MAGIC:
+        if fmt.MAGIC.startswith(head) and size < fmt.HEADER.itemsize:
+            raise UserError(f"{name}: truncated mpiscope profile ({size} bytes, "
+                            f"header alone is {fmt.HEADER.itemsize})")
+        raise UserError(f"{name}: not an mpiscope profile (starts with {head!r}, "
+                        f"expected {fmt.MAGIC!r})")
+    if size < fmt.HEADER.itemsize:
+        raise UserError(f"{name}: truncated mpiscope profile ({size} bytes, "
+                        f"header alone is {fmt.HEADER.itemsize})")
+    h = np.frombuffer(buf, fmt.HEADER, count=1)[0]
+    version = int(h["version"])
+    if version != fmt.FORMAT_VERSION:
+        raise UserError(f"{name}: mpiscope profile format version {version}; this mpiscope "
+                        f"reads version {fmt.FORMAT_VERSION} (use a matching mpiscope)")
+    if int(h["header_bytes"]) != fmt.HEADER.itemsize:
+        raise corrupt(f"header_bytes is {int(h['header_bytes'])}, expected {fmt.HEADER.itemsize}")
+    file_bytes = int(h["file_bytes"])
+    if size < file_bytes:
+        raise UserError(f"{name}: truncated mpiscope profile ({size} of {file_bytes} bytes)")
+    if size > file_bytes:
+        raise corrupt(f"{size} bytes but the header says {file_bytes}")
+    if int(h["mode"]) not in _MODES:
+        raise corrupt(f"unknown mode {int(h['mode'])}")
+    mode = _MODES[int(h["mode"])]
+    if int(h["section_entry_bytes"]) != fmt.SECTION.itemsize:
+        raise corrupt(f"section_entry_bytes is {int(h['section_entry_bytes'])}, "
+                      f"expected {fmt.SECTION.itemsize}")
+    nsections, table_at = int(h["nsections"]), int(h["section_table_offset"])
+    if table_at < fmt.HEADER.itemsize or table_at + nsections * fmt.SECTION.itemsize > size:
+        raise corrupt(f"section table ({nsections} entries at offset {table_at}) "
+                      f"outside the file ({size} bytes)")
+    table = np.frombuffer(buf, fmt.SECTION, count=nsections, offset=table_at)
+
+    found: dict[int, np.ndarray | bytes] = {}
+    for entry in table:
+        kind, off, length, count = (int(entry[f]) for f in ("kind", "offset", "length", "count"))
+        sname = _SECTION_NAMES.get(kind)
+        if sname is None:
+            continue  # unknown kinds are skipped: newer runtimes may add sections
+        if kind in found:
+            raise corrupt(f"section {sname} appears twice")
+        if off < table_at + nsections * fmt.SECTION.itemsize or off + length > size:
+            raise corrupt(f"section {sname} ({length} bytes at offset {off}) outside the file")
+        if int(entry["version"]) != 1:
+            raise UserError(f"{name}: section {sname} has layout version {int(entry['version'])}; "
+                            f"this mpiscope reads version 1")
+        if kind == fmt.SEC_META:
+            if count != length:
+                raise corrupt(f"META count {count} differs from its length {length}")
+            found[kind] = bytes(buf[off:off + length])
+            continue
+        dtype = fmt.SECTION_DTYPES[kind]
+        if length != count * dtype.itemsize:
+            raise corrupt(f"section {sname} is {length} bytes, expected {count} records "
+                          f"x {dtype.itemsize}")
+        found[kind] = np.frombuffer(buf, dtype, count=count, offset=off)
+
+    for kind in _REQUIRED[mode]:
+        if kind not in found:
+            raise corrupt(f"{mode}-mode profile without a {_SECTION_NAMES[kind]} section")
+    try:
+        meta = json.loads(found[fmt.SEC_META].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as err:
+        raise corrupt(f"META is not valid UTF-8 JSON ({err})") from None
+    if not isinstance(meta, dict):
+        raise corrupt("META is not a JSON object")
+    nranks = int(h["nranks"])
+
+    def section(kind: int) -> np.ndarray:
+        arr = found.get(kind)
+        return arr if arr is not None else np.zeros(0, fmt.SECTION_DTYPES[kind])
+
+    prof = Profile(path=name, meta=meta, nranks=nranks, mode=mode, flags=int(h["flags"]),
+                   start_time=float(h["start_time"]), ranks=section(fmt.SEC_RANKS),
+                   funcs=section(fmt.SEC_FUNCS), hist=section(fmt.SEC_HIST),
+                   peers=section(fmt.SEC_PEERS), regions=section(fmt.SEC_REGIONS),
+                   nodes=section(fmt.SEC_NODES), summary=section(fmt.SEC_SUMMARY))
+    _check_indices(prof, corrupt)
+    return prof
+
+
+def _check_indices(prof: Profile, corrupt) -> None:
+    """Reject records that point outside the rank range or the function table.
+
+    One vectorized pass per section; the report would otherwise index out of
+    bounds (or silently misattribute) on a corrupt file.
+    """
+    if prof.mode == "full" and len(prof.ranks) != prof.nranks:
+        raise corrupt(f"RANKS has {len(prof.ranks)} records for {prof.nranks} ranks")
+    functions = prof.meta.get("functions", [])
+    if not isinstance(functions, list):
+        raise corrupt("META 'functions' is not a list")
+    nfunc = len(functions)
+    if prof.mode == "full":
+        for sec in _RANKED:
+            arr = getattr(prof, sec)
+            if len(arr) and int(arr["rank"].max()) >= prof.nranks:
+                raise corrupt(f"{sec.upper()} names rank {int(arr['rank'].max())} "
+                              f"of {prof.nranks}")
+        if len(prof.peers) and int(prof.peers["peer"].max()) >= prof.nranks:
+            raise corrupt(f"PEERS names peer {int(prof.peers['peer'].max())} of {prof.nranks}")
+        if len(prof.ranks) and int(prof.ranks["node"].max()) >= prof.nranks:
+            raise corrupt(f"RANKS names node {int(prof.ranks['node'].max())} of {prof.nranks}")
+    for sec in ("funcs", "hist"):
+        arr = getattr(prof, sec)
+        if len(arr) and int(arr["func"].max()) >= nfunc:
+            raise corrupt(f"{sec.upper()} names function {int(arr['func'].max())}, "
+                          f"META lists {nfunc}")
+    summ = prof.summary
+    if len(summ):
+        f = summ["func"][summ["func"] != fmt.SUMMARY_RANK_LEVEL]
+        if len(f) and int(f.max()) >= nfunc:
+            raise corrupt(f"SUMMARY names function {int(f.max())}, META lists {nfunc}")

@@ -1,0 +1,196 @@
+"""Render a report dict (``build.build_report``) as Cray-profiler-style rich tables.
+
+Formats: seconds with 3 decimals (scientific below 0.01 s), counts exact up to
+999,999 then with k/M/G/T suffixes of 3 significant digits, bytes in binary
+units (KiB, MiB, ...), percentages with one decimal. ``--json`` has the exact
+values.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+NA = "-"
+
+
+def fmt_time(v) -> str:
+    if v is None:
+        return NA
+    if v == 0:
+        return "0"
+    if abs(v) < 0.01:
+        return f"{v:.2e}"
+    return f"{v:,.3f}"
+
+
+def fmt_count(v) -> str:
+    if v is None:
+        return NA
+    v = int(v)
+    if abs(v) < 1_000_000:
+        return f"{v:,}"
+    for unit, scale in (("T", 10**12), ("G", 10**9), ("M", 10**6)):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g}{unit}"
+    return str(v)  # pragma: no cover
+
+
+def fmt_bytes(v) -> str:
+    if v is None:
+        return NA
+    v = int(v)
+    if v < 1024:
+        return f"{v} B"
+    x = float(v)
+    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        x /= 1024.0
+        if x < 1024 or unit == "PiB":
+            return f"{x:.2f} {unit}"
+    return str(v)  # pragma: no cover
+
+
+def fmt_pct(v) -> str:
+    return NA if v is None else f"{v:.1f}%"
+
+
+def fmt_pe(v) -> str:
+    return NA if v is None else str(v)
+
+
+def _table(title: str, *columns: str, left: int = 1) -> Table:
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, title_style="bold")
+    for i, c in enumerate(columns):
+        t.add_column(c, justify="left" if i < left else "right", no_wrap=i < left)
+    return t
+
+
+def _stat_cells(s: dict | None, fmt=fmt_time) -> list[str]:
+    if s is None:
+        return [NA] * 6
+    return [fmt(s["min"]), fmt(s["max"]), fmt(s["avg"]), fmt_pe(s["min_pe"]),
+            fmt_pe(s["max_pe"]), fmt_pct(s["imbalance_pct"])]
+
+
+def header_lines(rep: dict) -> list[str]:
+    p = rep["profile"]
+    lines = [f"Profile of {p['program'] or '?'}  ({p['path']})"]
+    nodes = "" if p["nnodes"] is None else f", {p['nnodes']} node(s)"
+    if p["ppn_model"]:
+        nodes += f" modelled as {p['ppn_model']} ranks per node"
+    lines.append(f"Number of processes {p['nranks']:,}{nodes}, {p['mode']} mode"
+                 + (", MPISCOPE_SYNC on" if p["sync"] else ""))
+    if p["mpi_library"]:
+        lines.append(f"MPI library {p['mpi_library'].splitlines()[0].strip()}")
+    if p["start_time"]:
+        when = _dt.datetime.fromtimestamp(p["start_time"], _dt.timezone.utc)
+        lines.append(f"Started {when:%Y-%m-%d %H:%M:%S} UTC, job {p['job_id']}")
+    if rep["region_filter"] is not None:
+        lines.append(f"Functions, histogram and regions restricted to region "
+                     f"{rep['region_filter']!r}")
+    return lines
+
+
+def summary_table(rep: dict) -> Table:
+    t = _table("Profile summary (seconds per rank)", "", "min", "max", "avg", "minPE", "maxPE",
+               "imb.")
+    for row in rep["summary"]:
+        t.add_row(row["label"], *_stat_cells(row))
+    return t
+
+
+def function_table(rows: list[dict], title: str) -> Table:
+    t = _table(title, "Function", "% MPI", "total time", "calls", "bytes sent", "bytes recv",
+               "avg/rank", "min/rank", "max/rank", "minPE", "maxPE", "imb.")
+    for r in rows:
+        s = r["time_per_rank"]
+        t.add_row(r["name"], fmt_pct(r["pct_mpi"]), fmt_time(r["time"]), fmt_count(r["calls"]),
+                  fmt_bytes(r["bytes_sent"]), fmt_bytes(r["bytes_recv"]), fmt_time(s["avg"]),
+                  fmt_time(s["min"]), fmt_time(s["max"]), fmt_pe(s["min_pe"]),
+                  fmt_pe(s["max_pe"]), fmt_pct(s["imbalance_pct"]))
+    return t
+
+
+def histogram_table(rows: list[dict]) -> Table:
+    t = _table("Message sizes (calls per log2 bucket, all ranks)", "bytes", "calls", "% calls",
+               "time", "functions")
+    total = sum(r["count"] for r in rows) or 1
+    for r in rows:
+        size = "0" if r["bucket"] == 0 else f"{fmt_bytes(r['lo'])} - {fmt_bytes(r['hi'])}"
+        funcs = ", ".join(f"{n} {fmt_count(c)}" for n, c in
+                          sorted(r["by_function"].items(), key=lambda kv: (-kv[1], kv[0])))
+        t.add_row(size, fmt_count(r["count"]), fmt_pct(100.0 * r["count"] / total),
+                  fmt_time(r["time"]), funcs)
+    return t
+
+
+def p2p_table(p2p: dict) -> Table:
+    how = {"ranks": "as placed in the run", "summary": "as placed in the run",
+           "peers": f"modelled with {p2p['ppn_model']} consecutive ranks per node"}[p2p["source"]]
+    t = _table(f"Point-to-point messages on-node vs off-node ({how})", "", "messages", "bytes",
+               "% messages", "% bytes")
+    tm, tb = p2p["total_msgs"] or 1, p2p["total_bytes"] or 1
+    for label, key in (("on-node", "on_node"), ("off-node", "off_node")):
+        m, b = p2p[f"{key}_msgs"], p2p[f"{key}_bytes"]
+        t.add_row(label, fmt_count(m), fmt_bytes(b), fmt_pct(100.0 * m / tm),
+                  fmt_pct(100.0 * b / tb))
+    t.add_row("total", fmt_count(p2p["total_msgs"]), fmt_bytes(p2p["total_bytes"]), "", "")
+    return t
+
+
+def pairs_table(rows: list[dict]) -> Table:
+    t = _table("Top communicating pairs (both directions)", "ranks", "messages", "bytes",
+               "bytes a->b", "bytes b->a", "node")
+    for r in rows:
+        node = NA if "on_node" not in r else ("on" if r["on_node"] else "off")
+        t.add_row(f"{r['a']} <-> {r['b']}", fmt_count(r["msgs"]), fmt_bytes(r["bytes"]),
+                  fmt_bytes(r["bytes_ab"]), fmt_bytes(r["bytes_ba"]), node)
+    return t
+
+
+def region_table(reg: dict) -> Table:
+    t = _table(f"Region {reg['name']!r} (depth {reg['depth']}, parent {reg['parent'] or '-'}, "
+               f"{fmt_count(reg['entries'])} entries on {fmt_count(reg['ranks'])} ranks)",
+               "", "min", "max", "avg", "minPE", "maxPE", "imb.")
+    t.add_row("Region wall time (inclusive)", *_stat_cells(reg["wall"]))
+    t.add_row("MPI time in region (inclusive)", *_stat_cells(reg["mpi"]))
+    return t
+
+
+def io_table(files: list[dict]) -> Table:
+    keys = sorted({k for f in files for k in f if k != "name"})
+    t = _table("MPI-IO files and hints (rank 0's view after MPI_File_open)", "file", *keys)
+    for f in files:
+        t.add_row(str(f.get("name", "?")), *(str(f.get(k, NA)) for k in keys))
+    return t
+
+
+def render(rep: dict, console: Console) -> None:
+    """Print every section of the report ``rep`` on ``console``."""
+    for line in header_lines(rep):
+        console.print(line, highlight=False)
+    for w in rep["warnings"]:
+        console.print(f"warning: {w}", style="yellow", highlight=False)
+    console.print(summary_table(rep))
+    if rep["functions"]:
+        scope = "" if rep["region_filter"] is None else f" in region {rep['region_filter']!r}"
+        console.print(function_table(rep["functions"], f"MPI functions{scope} "
+                                     "(time per rank in seconds)"))
+    if rep["histogram"]:
+        console.print(histogram_table(rep["histogram"]))
+    if rep["p2p"]["total_msgs"]:
+        console.print(p2p_table(rep["p2p"]))
+    if rep["top_pairs"]:
+        console.print(pairs_table(rep["top_pairs"]))
+    for reg in rep["regions"]:
+        if reg["wall"] is not None:
+            console.print(region_table(reg))
+        if reg["functions"]:
+            console.print(function_table(reg["functions"],
+                                         f"MPI functions in region {reg['name']!r} "
+                                         "(exclusive of nested regions)"))
+    if rep["io_files"]:
+        console.print(io_table(rep["io_files"]))
