@@ -1,10 +1,174 @@
-"""`mpiscope run`: launch an MPI program with the runtime preloaded. (placeholder, owned by the runtime/report work)"""
+"""`mpiscope run`: launch an MPI program with the runtime preloaded.
+
+    mpiscope run [--mode full|summary] [--sync] [--dir DIR] [--mpi IMPL] [--order FILE] \
+        -- mpirun -n 16 ./app args
+
+The runtime built for the launcher's MPI is prepended to ``LD_PRELOAD`` (the
+user's own preloads are kept, after ours), the ``MPISCOPE_*`` settings are put
+in the environment, and Open MPI's ``mpirun`` is told to forward them with
+``-x`` (MPICH's hydra and Slurm's srun forward the whole environment). The
+launcher's exit code is returned, and the profile the run wrote is named.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import List, Optional
 
 import typer
 
+from . import native
+from .errors import UserError
+
+MODES = ("full", "summary")
+MPIS = ("openmpi", "mpich")
+# Launchers that start ranks themselves and forward the whole environment.
+_FORWARDING = {"srun", "aprun", "jsrun", "flux"}
+
+
+def _prepend_preload(lib: str, current: str | None) -> str:
+    """LD_PRELOAD with ``lib`` first and the user's entries kept (once each)."""
+    kept = [p for p in (current or "").replace(" ", ":").split(":") if p and p != lib]
+    return ":".join([lib, *kept])
+
+
+def run_environment(lib: str, base: dict, mode: str | None, sync: bool,
+                    outdir: str) -> dict:
+    """The environment of the launch: base + LD_PRELOAD + the MPISCOPE_* settings."""
+    env = dict(base)
+    env["LD_PRELOAD"] = _prepend_preload(lib, base.get("LD_PRELOAD"))
+    env["MPISCOPE_DIR"] = outdir
+    if mode is not None:
+        env["MPISCOPE_MODE"] = mode
+    if sync:
+        env["MPISCOPE_SYNC"] = "1"
+    return env
+
+
+def forward_args(argv: list[str], impl: str, env: dict) -> list[str]:
+    """argv with what the launcher needs to pass our variables on to the ranks.
+
+    Open MPI's mpirun/mpiexec forwards only the variables named with ``-x``;
+    MPICH's hydra and srun forward the whole environment already.
+    """
+    launcher = os.path.basename(argv[0])
+    if impl != "openmpi" or launcher in _FORWARDING:
+        return list(argv)
+    names = ["LD_PRELOAD", *sorted(k for k in env if k.startswith("MPISCOPE_"))]
+    extra = [a for name in names for a in ("-x", name)]
+    return [argv[0], *extra, *argv[1:]]
+
+
+def _profiles(outdir: Path) -> dict[str, tuple[int, int]]:
+    try:
+        return {p.name: (st.st_ino, st.st_mtime_ns)
+                for p in outdir.glob("*.mpiscope") if (st := p.stat())}
+    except OSError:
+        return {}
+
+
+def new_profiles(before: dict, after: dict) -> list[str]:
+    """Names of profile files created (or replaced) between two directory snapshots."""
+    return sorted(n for n, sig in after.items() if before.get(n) != sig)
+
+
+def _apply_order(argv: list[str], order_file: str, impl: str) -> tuple[list[str], dict]:
+    try:
+        from .place.launchers import apply_order
+    except ImportError:
+        raise UserError("--order is not available: mpiscope.place.launchers is not "
+                        "built yet") from None
+    return apply_order(argv, order_file, impl)
+
+
+def launch(argv: list[str], *, mode: str | None = None, sync: bool = False,
+           outdir: str | None = None, mpi: str | None = None, order: str | None = None,
+           base_env: dict | None = None) -> int:
+    """Run ``argv`` under the runtime; return its exit code (128 + signal if killed)."""
+    if not argv:
+        raise UserError("no launch command: give one after --, e.g. "
+                        "mpiscope run -- mpirun -n 4 ./app")
+    if mode is not None and mode not in MODES:
+        raise UserError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
+    base = dict(os.environ if base_env is None else base_env)
+    impl = mpi or native.impl_of_launcher(argv)
+    if impl is None:
+        built = native.available_impls()
+        if len(built) != 1:
+            raise UserError(f"cannot tell which MPI {argv[0]!r} uses; "
+                            f"say it with --mpi ({' or '.join(built) or 'none built'})")
+        impl = built[0]
+    lib = str(native.runtime_library(impl))
+    out = Path(outdir or base.get("MPISCOPE_DIR") or os.getcwd()).resolve()
+    if not out.is_dir():
+        raise UserError(f"output directory {out} does not exist")
+    env = run_environment(lib, base, mode, sync, str(out))
+    if order is not None:
+        argv, extra_env = _apply_order(list(argv), order, impl)
+        env.update(extra_env)
+    cmd = forward_args(argv, impl, env)
+
+    before = _profiles(out)
+    try:
+        proc = subprocess.Popen(cmd, env=env)
+    except FileNotFoundError:
+        raise UserError(f"launcher not found: {argv[0]}") from None
+    except PermissionError:
+        raise UserError(f"launcher not executable: {argv[0]}") from None
+    while True:
+        try:
+            rc = proc.wait()
+            break
+        except KeyboardInterrupt:  # the launcher got the SIGINT too; wait for it to wind down
+            proc.send_signal(signal.SIGINT)
+    if rc < 0:
+        rc = 128 - rc
+    created = new_profiles(before, _profiles(out))
+    for name in created:
+        print(f"mpiscope: profile: {out / name}", file=sys.stderr)
+    if rc != 0:
+        print(f"mpiscope: error: {argv[0]} exited with code {rc}", file=sys.stderr)
+    elif not created:
+        print(f"mpiscope: warning: no profile was written in {out} "
+              f"(did the program call MPI_Finalize? is the directory writable?)",
+              file=sys.stderr)
+    return rc
+
 
 def register(app: typer.Typer) -> None:
-    @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-    def run(ctx: typer.Context):
-        """Run an MPI launch command with the mpiscope runtime preloaded (not yet built)."""
-        raise typer.Exit(1)
+    @app.command(context_settings={"allow_interspersed_args": False,
+                                   "ignore_unknown_options": True})
+    def run(
+        command: List[str] = typer.Argument(..., metavar="-- LAUNCHER ARGS...",
+                                            help="The launch command, e.g. "
+                                                 "mpirun -n 16 ./app args."),
+        mode: Optional[str] = typer.Option(None, "--mode", metavar="full|summary",
+                                           help="full: per-rank rows (default); summary: the "
+                                                "runtime reduces across ranks and the file "
+                                                "does not grow with the number of ranks."),
+        sync: bool = typer.Option(False, "--sync",
+                                  help="Time a barrier before each collective and report it "
+                                       "as collective sync time (MPISCOPE_SYNC=1)."),
+        outdir: Optional[str] = typer.Option(None, "--dir", metavar="DIR",
+                                             help="Directory for the profile (default: "
+                                                  "MPISCOPE_DIR, else the current directory)."),
+        mpi: Optional[str] = typer.Option(None, "--mpi", metavar="openmpi|mpich",
+                                          help="Which MPI's runtime to preload (default: "
+                                               "guessed from the launcher's name, else the "
+                                               "program's libraries)."),
+        order: Optional[str] = typer.Option(None, "--order", metavar="FILE",
+                                            help="Apply a rank order file written by "
+                                                 "mpiscope place."),
+    ):
+        """Run an MPI launch command with the mpiscope runtime preloaded, then print the
+        path of the profile it wrote. Exits with the launcher's exit code."""
+        if mpi is not None and mpi not in native.IMPLS:
+            raise UserError(f"--mpi must be one of {', '.join(MPIS)}, not {mpi!r}")
+        if command and command[0] == "--":
+            command = command[1:]
+        rc = launch(list(command), mode=mode, sync=sync, outdir=outdir, mpi=mpi, order=order)
+        raise typer.Exit(rc)
