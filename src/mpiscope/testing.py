@@ -168,3 +168,178 @@ def write_profile(path: str | os.PathLike, *, nranks: int, meta: dict | None = N
         write_sections(f, sections, nranks=nranks, mode=mode_id, flags=flags,
                        start_time=start_time)
     return path
+
+
+# ---------------------------------------------------------------------------
+# Summary mode and synthetic profiles
+
+
+def _summary_record(func: int, metric: int, region: int, values: np.ndarray) -> tuple:
+    imin, imax = int(np.argmin(values)), int(np.argmax(values))
+    return (func, metric, 0, region, float(values[imin]), float(values[imax]),
+            float(values.sum()), imin, imax, int(np.count_nonzero(values)))
+
+
+def summarize(ranks: np.ndarray, funcs: np.ndarray, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What the runtime's summary mode writes for these full-mode arrays.
+
+    Returns:
+        (SUMMARY records, HIST records summed over ranks with rank = ALL_RANKS).
+        min/max over all ranks (a rank without a key counts 0), ties to the
+        lowest rank, as MPI_MINLOC / MPI_MAXLOC.
+    """
+    nranks = len(ranks)
+    rows = []
+    for m, name in enumerate(fmt.RANK_METRICS):
+        vals = (ranks["wall"] - ranks["mpi"]) if name == "compute" else \
+            ranks[name].astype(np.float64)
+        rows.append(_summary_record(fmt.SUMMARY_RANK_LEVEL, m, 0, vals))
+    keys = np.unique(np.stack([funcs["func"].astype(np.uint64), funcs["region"]], axis=1),
+                     axis=0) if len(funcs) else np.zeros((0, 2), np.uint64)
+    for f, reg in keys.tolist():
+        sel = funcs[(funcs["func"] == f) & (funcs["region"] == reg)]
+        for m, name in enumerate(fmt.FUNC_METRICS):
+            vals = np.bincount(sel["rank"], weights=sel[name].astype(np.float64),
+                               minlength=nranks)
+            rows.append(_summary_record(f, m, reg, vals))
+    summary = np.array(rows, dtype=fmt.SUMMARY)
+    if len(hist):
+        hkeys, inv = np.unique(np.stack([hist["func"].astype(np.uint64), hist["region"],
+                                         hist["bucket"].astype(np.uint64)], axis=1),
+                               axis=0, return_inverse=True)
+        inv = inv.ravel()
+        hsum = np.zeros(len(hkeys), fmt.HIST)
+        hsum["rank"] = fmt.ALL_RANKS
+        hsum["func"], hsum["region"], hsum["bucket"] = hkeys[:, 0], hkeys[:, 1], hkeys[:, 2]
+        hsum["count"] = np.bincount(inv, weights=hist["count"].astype(np.float64))
+        hsum["time"] = np.bincount(inv, weights=hist["time"])
+    else:
+        hsum = np.zeros(0, fmt.HIST)
+    return summary, hsum
+
+
+SYNTHETIC_FUNCTIONS = ["MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce", "MPI_Bcast",
+                       "MPI_Barrier"]
+SYNTHETIC_KINDS = ["p2p", "p2p", "wait", "coll", "coll", "coll"]
+SYNTHETIC_REGIONS = ["solve", "halo"]  # halo is nested in solve
+
+
+def _grid(nranks: int) -> tuple[int, int]:
+    px = int(np.sqrt(nranks))
+    while nranks % px:
+        px -= 1
+    return px, nranks // px
+
+
+def synthetic(nranks: int, *, ppn: int = 64, steps: int = 100, halo_bytes: int = 8192,
+              hot_rank: int | None = None, seed: int = 1) -> dict:
+    """Arrays of a realistic full-mode profile: a 2-D 5-point stencil on nranks ranks.
+
+    Each step: Irecv + Isend to the up-to-4 grid neighbours and a Waitall (in
+    region "halo", nested in "solve"), one 8-byte Allreduce (in "solve"); one
+    Bcast and one Barrier outside regions. ``ppn`` consecutive ranks share a
+    node; ``hot_rank`` (default nranks // 3) computes 3x longer, so its
+    neighbours wait. Built with vectorized numpy: 1,048,576 ranks take seconds.
+
+    Returns:
+        dict with keys nranks, ranks, funcs, hist, peers, regions, nodes, meta.
+    """
+    rng = np.random.default_rng(seed)
+    n = nranks
+    hot = n // 3 if hot_rank is None else hot_rank
+    r = np.arange(n, dtype=np.int64)
+    px, py = _grid(n)
+    x, y = r % px, r // px
+    # Peers: (n, 4) neighbour matrix, -1 where the grid ends (non-periodic).
+    nbr = np.stack([np.where(x > 0, r - 1, -1), np.where(x < px - 1, r + 1, -1),
+                    np.where(y > 0, r - px, -1), np.where(y < py - 1, r + px, -1)], axis=1)
+    valid = nbr >= 0
+    npeer = valid.sum(axis=1)
+    peers = np.zeros(int(npeer.sum()), fmt.PEER)
+    peers["rank"] = np.repeat(r, npeer)
+    peers["peer"] = nbr[valid]
+    peers["msgs"] = steps
+    peers["bytes"] = steps * halo_bytes
+    node = (r // ppn) * ppn
+
+    compute = 10.0 + rng.random(n) * 0.05
+    compute[hot] *= 3.0
+    t_wait = (compute.max() - compute) * 0.9 + rng.random(n) * 0.01
+    t_isend = steps * npeer * 2e-6 * (1 + rng.random(n) * 0.1)
+    t_irecv = steps * npeer * 1e-6 * (1 + rng.random(n) * 0.1)
+    t_allred = (compute.max() - compute) * 0.1 + steps * 5e-6 + rng.random(n) * 1e-3
+    t_bcast = 1e-4 + rng.random(n) * 1e-4
+    t_barrier = 1e-4 + rng.random(n) * 1e-4
+    halo, solve = (fmt.fnv1a64(s) for s in ("halo", "solve"))
+    # (func, region, calls, bytes_sent, bytes_recv, time) per rank, 6 records each.
+    per_func = [
+        (0, halo, steps * npeer, steps * npeer * halo_bytes, 0, t_isend),
+        (1, halo, steps * npeer, 0, steps * npeer * halo_bytes, t_irecv),
+        (2, halo, np.full(n, steps), 0, 0, t_wait),
+        (3, solve, np.full(n, steps), steps * 8, steps * 8, t_allred),
+        (4, 0, np.ones(n, np.int64), np.where(r == 0, 4096, 0), 4096, t_bcast),
+        (5, 0, np.ones(n, np.int64), 0, 0, t_barrier),
+    ]
+    nf = len(per_func)
+    funcs = np.zeros(n * nf, fmt.FUNC)
+    view = funcs.reshape(n, nf)
+    for j, (f, reg, calls, sent, recv, t) in enumerate(per_func):
+        col = view[:, j]
+        col["rank"], col["func"], col["region"] = r, f, reg
+        col["calls"], col["bytes_sent"], col["bytes_recv"], col["time"] = calls, sent, recv, t
+        col["time_min"] = t / np.maximum(calls, 1) * 0.5
+        col["time_max"] = t / np.maximum(calls, 1) * 4.0
+    hb = fmt.size_bucket(halo_bytes)
+    per_hist = [(0, halo, hb, steps * npeer, t_isend), (1, halo, hb, steps * npeer, t_irecv),
+                (3, solve, fmt.size_bucket(8), np.full(n, steps), t_allred),
+                (4, 0, fmt.size_bucket(4096), np.ones(n, np.int64), t_bcast)]
+    hist = np.zeros(n * len(per_hist), fmt.HIST)
+    hview = hist.reshape(n, len(per_hist))
+    for j, (f, reg, b, count, t) in enumerate(per_hist):
+        col = hview[:, j]
+        col["rank"], col["func"], col["region"], col["bucket"] = r, f, reg, b
+        col["count"], col["time"] = count, t
+    mpi = sum(p[5] for p in per_func)
+    wall = compute + mpi
+    regions = np.zeros(n * 2, fmt.REGION)
+    rview = regions.reshape(n, 2)
+    rview[:, 0]["region"], rview[:, 0]["depth"], rview[:, 0]["parent"] = solve, 1, 0
+    rview[:, 1]["region"], rview[:, 1]["depth"], rview[:, 1]["parent"] = halo, 2, solve
+    rview[:, 0]["wall"] = compute + t_isend + t_irecv + t_wait + t_allred
+    rview[:, 1]["wall"] = t_isend + t_irecv + t_wait + compute * 0.05
+    for k in range(2):
+        rview[:, k]["rank"] = r
+        rview[:, k]["entries"] = steps
+    ranks = np.zeros(n, fmt.RANK)
+    ranks["rank"], ranks["node"] = r, node
+    ranks["wall"], ranks["mpi"], ranks["wait"] = wall, mpi, t_wait
+    on = node[peers["rank"]] == node[peers["peer"]]
+    for side, mask in (("on_node", on), ("off_node", ~on)):
+        ranks[f"{side}_msgs"] = np.bincount(peers["rank"][mask], weights=peers["msgs"][mask],
+                                            minlength=n)
+        ranks[f"{side}_bytes"] = np.bincount(peers["rank"][mask], weights=peers["bytes"][mask],
+                                             minlength=n)
+    ranks["threads"] = 1
+    nnodes = -(-n // ppn)
+    nodes = np.zeros(nnodes, fmt.NODE)
+    nodes["node"] = np.arange(nnodes) * ppn
+    nodes["nranks"] = np.minimum(ppn, n - np.arange(nnodes) * ppn)
+    nodes["hostname"] = np.char.add(b"nid", np.char.zfill(
+        np.arange(nnodes).astype("S8"), 5))
+    meta = default_meta(SYNTHETIC_FUNCTIONS, SYNTHETIC_KINDS, SYNTHETIC_REGIONS,
+                        program="/synthetic/stencil2d", argv=["/synthetic/stencil2d",
+                                                              f"{px}x{py}"])
+    return {"nranks": n, "ranks": ranks, "funcs": funcs, "hist": hist, "peers": peers,
+            "regions": regions, "nodes": nodes, "meta": meta}
+
+
+def write_synthetic(path: str | os.PathLike, nranks: int, mode: str = "full", **kwargs) -> Path:
+    """Write :func:`synthetic` as a full- or summary-mode profile file."""
+    s = synthetic(nranks, **kwargs)
+    if mode == "summary":
+        summary, hsum = summarize(s["ranks"], s["funcs"], s["hist"])
+        return write_profile(path, nranks=nranks, meta=s["meta"], mode="summary",
+                             hist=hsum, summary=summary)
+    return write_profile(path, nranks=nranks, meta=s["meta"], ranks=s["ranks"],
+                         funcs=s["funcs"], hist=s["hist"], peers=s["peers"],
+                         regions=s["regions"], nodes=s["nodes"])

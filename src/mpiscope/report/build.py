@@ -62,17 +62,17 @@ def build_report(prof: Profile, ppn: int | None = None, top: int = 10,
         summary = _summary_rows_from_ranks(prof)
     mpi_total = next(r["sum"] for r in summary if r["metric"] == "mpi")
 
-    funcs = prof.funcs
     hist = prof.hist
     summ = prof.summary
+    in_region = None
     if region_id is not None:
-        funcs = funcs[funcs["region"] == region_id]
+        in_region = prof.funcs["region"] == region_id
         hist = hist[hist["region"] == region_id]
         summ = summ[(summ["region"] == region_id) | (summ["func"] == fmt.SUMMARY_RANK_LEVEL)]
     if prof.is_summary:
         functions = summary_function_table(summ, prof.nranks, names, kinds, mpi_total)
     else:
-        functions = function_table(funcs, prof.nranks, names, kinds, mpi_total)
+        functions = function_table(prof.funcs, prof.nranks, names, kinds, mpi_total, in_region)
 
     rep = {
         "schema": SCHEMA,
@@ -195,8 +195,6 @@ def _regions(prof: Profile, only: int | None, mpi_total: float) -> list[dict]:
             continue
         mine = regs[regs["region"] == rid]
         inside = np.isin(funcs["region"], np.fromiter(nested[rid], np.uint64))
-        own = funcs[funcs["region"] == rid]
-        sub = funcs[inside]
         parent = int(mine["parent"][0])
         out.append({
             "name": rnames.get(rid, f"{rid:016x}"), "id": f"{rid:016x}",
@@ -205,8 +203,9 @@ def _regions(prof: Profile, only: int | None, mpi_total: float) -> list[dict]:
             "ranks": int(len(mine)),
             "entries": int(mine["entries"].sum(dtype=np.uint64)),
             "wall": sparse_rank_stats(mine["rank"], mine["wall"], prof.nranks),
-            "mpi": sparse_rank_stats(sub["rank"], sub["time"], prof.nranks),
-            "functions": function_table(own, prof.nranks, names, kinds, mpi_total),
+            "mpi": sparse_rank_stats(funcs["rank"][inside], funcs["time"][inside], prof.nranks),
+            "functions": function_table(funcs, prof.nranks, names, kinds, mpi_total,
+                                        funcs["region"] == rid),
         })
     out.sort(key=lambda r: (-r["wall"]["sum"], r["name"]))
     return out

@@ -21,7 +21,7 @@ def _row(name: str, kind: str, calls: int, sent: int, recv: int, time: float,
 
 
 def function_table(funcs: np.ndarray, nranks: int, names: list[str], kinds: list[str],
-                   mpi_total: float) -> list[dict]:
+                   mpi_total: float, select: np.ndarray | None = None) -> list[dict]:
     """One row per function present in ``funcs`` (full mode), most time first.
 
     Arguments:
@@ -29,27 +29,31 @@ def function_table(funcs: np.ndarray, nranks: int, names: list[str], kinds: list
             they are summed per rank.
         nranks: ranks in the job; a rank without a record of a function has 0.
         mpi_total: seconds of MPI time over all ranks (the % denominator).
+        select: optional boolean mask of the records to use (e.g. one region);
+            only the needed columns of the selected records are gathered.
     """
-    if len(funcs) == 0:
+    idx = np.arange(len(funcs)) if select is None else np.flatnonzero(select)
+    if len(idx) == 0:
         return []
     # Radix sort on the u16 function id: O(records), then one slice per function.
-    order = np.argsort(funcs["func"], kind="stable")
-    fid = funcs["func"][order]
+    fid = funcs["func"][idx]
+    order = np.argsort(fid, kind="stable")
+    idx, fid = idx[order], fid[order]
     bounds = np.flatnonzero(np.diff(fid)) + 1
     starts = np.concatenate(([0], bounds))
     ends = np.concatenate((bounds, [len(fid)]))
     rows = []
     for lo, hi in zip(starts, ends):
-        idx = order[lo:hi]
+        g = idx[lo:hi]
         f = int(fid[lo])
-        sel = funcs[idx]
-        stats = sparse_rank_stats(sel["rank"], sel["time"], nranks)
+        time = funcs["time"][g]
+        stats = sparse_rank_stats(funcs["rank"][g], time, nranks)
         rows.append(_row(names[f], kinds[f] if f < len(kinds) else "other",
-                         int(sel["calls"].sum(dtype=np.uint64)),
-                         int(sel["bytes_sent"].sum(dtype=np.uint64)),
-                         int(sel["bytes_recv"].sum(dtype=np.uint64)),
-                         float(sel["time"].sum()), mpi_total, stats,
-                         float(sel["time_min"].min()), float(sel["time_max"].max())))
+                         int(funcs["calls"][g].sum(dtype=np.uint64)),
+                         int(funcs["bytes_sent"][g].sum(dtype=np.uint64)),
+                         int(funcs["bytes_recv"][g].sum(dtype=np.uint64)),
+                         float(time.sum()), mpi_total, stats,
+                         float(funcs["time_min"][g].min()), float(funcs["time_max"][g].max())))
     rows.sort(key=lambda r: (-r["time"], r["name"]))
     return rows
 
