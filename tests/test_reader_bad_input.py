@@ -128,6 +128,14 @@ def bad_peer_rank(p):
     return p
 
 
+def bad_rank_index(p):
+    _good(p)
+    off = int(np.frombuffer(p.read_bytes(), fmt.SECTION, 1,
+                            _section_entry(p, fmt.SEC_RANKS))[0]["offset"])
+    _patch(p, off + 128 + 72, "<I", 100)  # rank 1: func_count 100
+    return p
+
+
 CASES = [
     (missing, "no such file"),
     (empty, "empty file"),
@@ -144,6 +152,7 @@ CASES = [
     (bad_meta, "META is not valid UTF-8 JSON"),
     (bad_func_index, "names function 9"),
     (bad_peer_rank, "names peer 5"),
+    (bad_rank_index, "rank 1's FUNCS records end at 101, past the 2"),
 ]
 
 

@@ -179,6 +179,13 @@ def _check_indices(prof: Profile, corrupt) -> None:
             raise corrupt(f"PEERS names peer {int(prof.peers['peer'].max())} of {prof.nranks}")
         if len(prof.ranks) and int(prof.ranks["node"].max()) >= prof.nranks:
             raise corrupt(f"RANKS names node {int(prof.ranks['node'].max())} of {prof.nranks}")
+        for sec, prefix in (("funcs", "func"), ("hist", "hist"), ("peers", "peer"),
+                            ("regions", "region")):
+            end = prof.ranks[f"{prefix}_first"] + prof.ranks[f"{prefix}_count"]
+            if len(end) and int(end.max()) > len(getattr(prof, sec)):
+                bad = int(np.argmax(end > len(getattr(prof, sec))))
+                raise corrupt(f"rank {bad}'s {sec.upper()} records end at {int(end[bad])}, "
+                              f"past the {len(getattr(prof, sec))} in the section")
     for sec in ("funcs", "hist"):
         arr = getattr(prof, sec)
         if len(arr) and int(arr["func"].max()) >= nfunc:
