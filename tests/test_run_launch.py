@@ -131,3 +131,28 @@ def test_run_failing_and_missing_launcher(tmp_path, impl):
                                             "-n", "2", "a"), check=False, timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip() == "mpiscope: error: launcher not found: /nonexistent/mpirun"
+
+
+def test_exit_code_env_and_preload_order_without_mpi(tmp_path):
+    """The plumbing on a plain command, with a stand-in runtime library (no MPI needed)."""
+    fake_root = tmp_path / "native"
+    (fake_root / "openmpi" / "lib").mkdir(parents=True)
+    stand_in = _compile_marker(tmp_path)
+    runtime = fake_root / "openmpi" / "lib" / "libmpiscope.so"
+    runtime.write_bytes(stand_in.read_bytes())
+    env = {"MPISCOPE_NATIVE": str(fake_root), "LD_PRELOAD": "/usr/lib/user-tool.so"}
+    script = 'echo "$LD_PRELOAD|$MPISCOPE_MODE|$MPISCOPE_SYNC|$MPISCOPE_DIR"; exit 3'
+    proc = mpitest.run(mpitest.mpiscope_cmd("run", "--mpi", "openmpi", "--mode", "summary",
+                                            "--sync", "--dir", str(tmp_path), "--",
+                                            "sh", "-c", script),
+                       env=env, check=False, timeout=60)
+    assert proc.returncode == 3
+    assert proc.stdout.strip() == f"{runtime}:/usr/lib/user-tool.so|summary|1|{tmp_path}"
+    assert proc.stderr.strip().splitlines()[-1] == "mpiscope: error: sh exited with code 3"
+    proc = mpitest.run(mpitest.mpiscope_cmd("run", "--mpi", "openmpi", "--", "sh", "-c",
+                                            "kill -9 $$"), env=env, check=False, timeout=60)
+    assert proc.returncode == 137
+    proc = mpitest.run(mpitest.mpiscope_cmd("run", "--mpi", "openmpi", "--dir",
+                                            str(tmp_path / "nope"), "--", "true"),
+                       env=env, check=False, timeout=60)
+    assert proc.returncode == 2 and "output directory" in proc.stderr

@@ -13,6 +13,7 @@ launcher's exit code is returned, and the profile the run wrote is named.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -25,9 +26,8 @@ from . import native
 from .errors import UserError
 
 MODES = ("full", "summary")
-MPIS = ("openmpi", "mpich")
-# Launchers that start ranks themselves and forward the whole environment.
-_FORWARDING = {"srun", "aprun", "jsrun", "flux"}
+# Open MPI's launchers, which forward only the variables named with -x.
+_OMPI_LAUNCHER = re.compile(r"^(mpirun|mpiexec|orterun|prterun|oshrun)(\.openmpi)?$")
 
 
 def _prepend_preload(lib: str, current: str | None) -> str:
@@ -53,10 +53,10 @@ def forward_args(argv: list[str], impl: str, env: dict) -> list[str]:
     """argv with what the launcher needs to pass our variables on to the ranks.
 
     Open MPI's mpirun/mpiexec forwards only the variables named with ``-x``;
-    MPICH's hydra and srun forward the whole environment already.
+    MPICH's hydra and srun forward the whole environment already, and a
+    command that is not a launcher (a singleton run) needs nothing.
     """
-    launcher = os.path.basename(argv[0])
-    if impl != "openmpi" or launcher in _FORWARDING:
+    if impl != "openmpi" or not _OMPI_LAUNCHER.match(os.path.basename(argv[0])):
         return list(argv)
     names = ["LD_PRELOAD", *sorted(k for k in env if k.startswith("MPISCOPE_"))]
     extra = [a for name in names for a in ("-x", name)]
@@ -156,7 +156,7 @@ def register(app: typer.Typer) -> None:
         outdir: Optional[str] = typer.Option(None, "--dir", metavar="DIR",
                                              help="Directory for the profile (default: "
                                                   "MPISCOPE_DIR, else the current directory)."),
-        mpi: Optional[str] = typer.Option(None, "--mpi", metavar="openmpi|mpich",
+        mpi: Optional[str] = typer.Option(None, "--mpi", metavar="openmpi|mpich|...",
                                           help="Which MPI's runtime to preload (default: "
                                                "guessed from the launcher's name, else the "
                                                "program's libraries)."),
@@ -167,7 +167,7 @@ def register(app: typer.Typer) -> None:
         """Run an MPI launch command with the mpiscope runtime preloaded, then print the
         path of the profile it wrote. Exits with the launcher's exit code."""
         if mpi is not None and mpi not in native.IMPLS:
-            raise UserError(f"--mpi must be one of {', '.join(MPIS)}, not {mpi!r}")
+            raise UserError(f"--mpi must be one of {', '.join(native.IMPLS)}, not {mpi!r}")
         if command and command[0] == "--":
             command = command[1:]
         rc = launch(list(command), mode=mode, sync=sync, outdir=outdir, mpi=mpi, order=order)
