@@ -52,7 +52,8 @@ _mount()
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        app(args=argv, standalone_mode=False, prog_name="mpiscope")
+        # With standalone_mode=False click returns (not raises) a command's typer.Exit code.
+        rc = app(args=argv, standalone_mode=False, prog_name="mpiscope")
     except UserError as err:
         print(f"mpiscope: error: {err}", file=sys.stderr)
         return err.exit_code
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             err.show()
             return err.exit_code
         raise
-    return 0
+    return rc if isinstance(rc, int) else 0
 
 
 if __name__ == "__main__":
