@@ -239,7 +239,8 @@ def test_warnings(tmp_path):
     ranks["node"] = 0
     ranks["overflow"][2] = 1  # peers table full on rank 2
     path = testing.write_profile(tmp_path / "w.mpiscope", nranks=4, functions=FUNCS,
-                                 ranks=ranks, flags=fmt.FLAG_PARTIAL | fmt.FLAG_OVERFLOW)
+                                 ranks=ranks, peers=peers,
+                                 flags=fmt.FLAG_PARTIAL | fmt.FLAG_OVERFLOW)
     w = build_report(read(path))["warnings"]
     assert w[0].startswith("partial profile")
     assert "1 rank(s) filled their peers table" in w[1] and "rank 2" in w[1]

@@ -85,10 +85,23 @@ def build_report(prof: Profile, ppn: int | None = None, top: int = 10,
         "top_pairs": [] if prof.is_summary else comm.top_pairs(
             prof.peers, prof.nranks, top, prof.node_of_rank(ppn)),
         "regions": _regions(prof, region_id, mpi_total),
-        "io_files": list(prof.meta.get("io_files", [])),
+        "io_files": _io_files(prof.meta),
         "warnings": _warnings(prof, ppn),
     }
     return rep
+
+
+def _text(value) -> str | None:
+    """A META value as text (None if absent): the file is input, so never trust its types."""
+    return None if value is None else str(value)
+
+
+def _io_files(meta: dict) -> list[dict]:
+    files = meta.get("io_files")
+    if not isinstance(files, list):
+        return []
+    return [{str(k): v if isinstance(v, (int, float, bool)) else _text(v) for k, v in f.items()}
+            for f in files if isinstance(f, dict)]
 
 
 def _profile_info(prof: Profile, ppn: int | None) -> dict:
@@ -100,14 +113,15 @@ def _profile_info(prof: Profile, ppn: int | None) -> dict:
     else:
         nnodes = int(len(np.unique(prof.ranks["node"]))) if prof.nranks else 0
     return {
-        "path": prof.path, "program": meta.get("program"), "argv": meta.get("argv"),
+        "path": prof.path, "program": _text(meta.get("program")),
+        "argv": [str(a) for a in meta["argv"]] if isinstance(meta.get("argv"), list) else None,
         "nranks": prof.nranks, "mode": prof.mode, "nnodes": nnodes, "ppn_model": ppn,
         "partial": bool(prof.flags & fmt.FLAG_PARTIAL),
         "overflow": bool(prof.flags & fmt.FLAG_OVERFLOW),
         "sync": bool(prof.flags & fmt.FLAG_SYNC),
-        "start_time": prof.start_time, "mpi_library": meta.get("mpi_library"),
-        "job_id": meta.get("job_id"), "hostname": meta.get("hostname"),
-        "runtime_version": meta.get("runtime_version"),
+        "start_time": prof.start_time, "mpi_library": _text(meta.get("mpi_library")),
+        "job_id": _text(meta.get("job_id")), "hostname": _text(meta.get("hostname")),
+        "runtime_version": _text(meta.get("runtime_version")),
     }
 
 
@@ -224,7 +238,7 @@ def _warnings(prof: Profile, ppn: int | None) -> list[str]:
                          f"(first: rank {int(np.flatnonzero(ovf & bit)[0])})")
     elif prof.flags & fmt.FLAG_OVERFLOW:
         w.append("some rank filled a fixed table: some data was dropped")
-    if not prof.is_summary and not ppn and prof.nranks > 1 and len(prof.ranks) and \
+    if not prof.is_summary and not ppn and prof.nranks > 1 and len(prof.peers) and \
             len(np.unique(prof.ranks["node"])) == 1:
         w.append("all ranks ran on one node, so every message is on-node; "
                  "--ppn N models N consecutive ranks per node")
