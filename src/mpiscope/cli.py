@@ -64,7 +64,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as err:  # click usage errors
         import click
-        if isinstance(err, click.ClickException):
+        try:  # typer >= 0.16 vendors its own click
+            from typer._click.exceptions import ClickException as _TyperClickException
+        except ImportError:
+            _TyperClickException = click.ClickException
+        if isinstance(err, (click.ClickException, _TyperClickException)):
             err.show()
             return err.exit_code
         raise
