@@ -1,0 +1,156 @@
+"""Shared matplotlib helpers: line plots over sizes on log axes, distributions, time series,
+bars, and grids of panels where several results sit side by side with the same scales.
+
+Kept generic (no knowledge of benchmarks or profiles): callers pass plain
+numpy arrays and labels. Rendering uses the non-interactive Agg backend.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+
+@dataclass
+class Series:
+    """One line: y against x, with an optional band from lo to hi (e.g. min and max over ranks)."""
+    label: str
+    x: np.ndarray
+    y: np.ndarray
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
+
+
+def size_formatter(value: float, _pos=None) -> str:
+    """Bytes as 1, 512, 4K, 1M, 2G for axis ticks."""
+    for unit, div in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if value >= div:
+            return f"{value / div:g}{unit}"
+    return f"{value:g}"
+
+
+def line_plot(ax, series: Sequence[Series], *, xlabel: str, ylabel: str, logx: bool = False,
+              logy: bool = False, sizes: bool = False, title: str | None = None) -> None:
+    """Lines with markers; bands where lo/hi are given; x ticks as byte sizes if ``sizes``."""
+    for s in series:
+        x, y = np.asarray(s.x, float), np.asarray(s.y, float)
+        keep = np.isfinite(y) & ((x > 0) if logx else True) & ((y > 0) if logy else True)
+        (line,) = ax.plot(x[keep], y[keep], marker="o", markersize=3, label=s.label)
+        if s.lo is not None and s.hi is not None:
+            ax.fill_between(x[keep], np.asarray(s.lo, float)[keep], np.asarray(s.hi, float)[keep],
+                            color=line.get_color(), alpha=0.2, linewidth=0)
+    if logx:
+        ax.set_xscale("log", base=2 if sizes else 10)
+    if logy:
+        ax.set_yscale("log")
+        _plain_log_ticks(ax.yaxis)
+    if sizes:
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(size_formatter))
+    _finish(ax, xlabel, ylabel, title, legend=len(series) > 1)
+
+
+def distribution_plot(ax, values: dict[str, np.ndarray], *, xlabel: str, bins: int = 50,
+                      percentiles: Sequence[float] = (50, 90, 99), title: str | None = None) -> None:
+    """Histograms (log counts) of each sample set, with dashed lines at the given percentiles."""
+    finite = [np.asarray(v, float) for v in values.values() if len(v)]
+    if not finite:
+        _finish(ax, xlabel, "count", title, legend=False)
+        return
+    lo = min(v.min() for v in finite)
+    hi = max(v.max() for v in finite)
+    edges = np.linspace(lo, hi if hi > lo else lo + 1, bins + 1)
+    for label, v in values.items():
+        v = np.asarray(v, float)
+        _, _, patches = ax.hist(v, bins=edges, alpha=0.5, label=label)
+        color = patches[0].get_facecolor() if len(patches) else None
+        for p in percentiles:
+            ax.axvline(np.percentile(v, p), color=color, linestyle="--", linewidth=0.8, alpha=0.9)
+    ax.set_yscale("log")
+    _finish(ax, xlabel, "count", title, legend=len(values) > 1)
+
+
+def series_plot(ax, values: dict[str, np.ndarray], *, xlabel: str, ylabel: str,
+                title: str | None = None, logy: bool = False) -> None:
+    """Time series (index on x), thin lines."""
+    for label, v in values.items():
+        ax.plot(np.arange(len(v)), np.asarray(v, float), linewidth=0.6, label=label)
+    if logy:
+        ax.set_yscale("log")
+    _finish(ax, xlabel, ylabel, title, legend=len(values) > 1)
+
+
+def bar_plot(ax, categories: Sequence[str], groups: dict[str, Sequence[float]], *, ylabel: str,
+             logy: bool = False, title: str | None = None) -> None:
+    """Grouped bars: one group per category, one bar per key of ``groups``."""
+    n = max(len(groups), 1)
+    width = 0.8 / n
+    x = np.arange(len(categories))
+    for i, (label, vals) in enumerate(groups.items()):
+        ax.bar(x + (i - (n - 1) / 2) * width, np.asarray(vals, float), width, label=label)
+    ax.set_xticks(x, list(categories))
+    if logy:
+        ax.set_yscale("log")
+    _finish(ax, "", ylabel, title, legend=len(groups) > 1)
+
+
+def _plain_log_ticks(axis) -> None:
+    """Log-axis ticks as 2, 5, 10, 0.5 rather than 2x10^0."""
+    fmt = matplotlib.ticker.FuncFormatter(lambda v, _pos: f"{v:g}")
+    axis.set_major_formatter(fmt)
+    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
+def _finish(ax, xlabel: str, ylabel: str, title: str | None, legend: bool) -> None:
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.grid(True, which="major", alpha=0.3)
+    if legend:
+        ax.legend(fontsize=7)
+
+
+Panel = Callable[[object], None]
+
+
+def side_by_side(columns: Sequence[Sequence[Panel]], column_titles: Sequence[str], path: Path,
+                 *, panel_size: tuple[float, float] = (5.0, 3.4), share_y: bool = True) -> Path:
+    """Draw a grid: one column per result, one row per panel; rows share y scales.
+
+    ``columns[c][r]`` draws panel r of column c on the axes it is given.
+    """
+    ncols = len(columns)
+    nrows = max((len(c) for c in columns), default=0)
+    if nrows == 0:
+        raise ValueError("nothing to draw")
+    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows),
+                             squeeze=False)
+    for c, panels in enumerate(columns):
+        for r in range(nrows):
+            ax = axes[r][c]
+            if r < len(panels):
+                panels[r](ax)
+            else:
+                ax.set_visible(False)
+    if share_y and ncols > 1:
+        for r in range(nrows):
+            row = [axes[r][c] for c in range(ncols) if axes[r][c].get_visible()]
+            if row and all(a.get_yscale() == row[0].get_yscale() for a in row):
+                lo = min(a.get_ylim()[0] for a in row)
+                hi = max(a.get_ylim()[1] for a in row)
+                for a in row:
+                    a.set_ylim(lo, hi)
+    for c, title in enumerate(column_titles):
+        axes[0][c].annotate(title, xy=(0.5, 1.18), xycoords="axes fraction", ha="center",
+                            fontsize=10, fontweight="bold")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
