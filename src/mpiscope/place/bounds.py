@@ -1,0 +1,147 @@
+"""A proven lower bound on the off-node messages of a stencil, for any order.
+
+Every order puts ``ppn`` ranks on each node. One step sends T messages in all
+(one per rank and neighbour). A message stays on-node only along an edge of
+the stencil graph inside one node, and each such edge carries two messages
+(one each way). So for any order
+
+    off-node messages  =  T - 2 * sum over nodes of (edges inside the node)
+                      >=  T - 2 * nodes * (max edges inside any set of ppn ranks)
+
+``max_internal_edges`` bounds the inner maximum from above by dynamic
+programming over the set's slices (rows in 2-D, planes in 3-D); see
+docs/placement.md for the proof of each step:
+
+* inside one row, k points of a path span at most k-1 edges;
+* between two adjacent rows of sizes s and t the 5/7-point stencil has at
+  most min(s, t) edges, the 9-point stencil (offsets -1, 0, +1) at most
+  3m - max(0, 2 - (M - m)) with m, M = min, max(s, t): the discrete
+  rearrangement inequality puts the maximum at two centred intervals;
+* between two adjacent planes of sizes s and t the 7-point stencil has at
+  most min(s, t) edges; the 27-point stencil at most s*t, 9*min(s, t) and
+  max over i of [i + E9(s + t - i) + E9(i)], i the points the planes share
+  and E9 the 2-D 9-point maximum (a king edge of the union links the planes
+  at most once, twice only if both its ends are in both planes);
+* gaps between slices only lose edges (the maximum is superadditive).
+
+A periodic dimension adds edges that wrap around; cutting the torus at the
+least-populated coordinate of that dimension, at most floor(ppn / n) points
+lie on the cut, each with one wrapping edge per stencil offset that steps
+across it, which the bound adds.
+
+The bound is exact (tight) when ppn ranks can form the maximising shape and
+such shapes tile the grid, e.g. 4x4 blocks of a 5-point periodic grid.
+"""
+
+from __future__ import annotations
+
+import itertools
+from functools import lru_cache
+
+import numpy as np
+
+from .patterns import STENCILS, Stencil, offsets, total_messages
+
+
+def _slice_dp(k: int, intra: np.ndarray, cross: np.ndarray, min_slices: int = 1) -> np.ndarray:
+    """best[j] = max over slice sizes s_1..s_r (r >= min_slices) summing to j of
+    sum intra[s_i] + sum cross[s_i, s_i+1], for j = 0..k (very negative if none)."""
+    neg = np.iinfo(np.int64).min // 4
+    cap = max(1, min_slices)
+    # table[total, last slice size, min(slices, cap)]
+    table = np.full((k + 1, k + 1, cap + 1), neg, np.int64)
+    for s in range(1, k + 1):
+        table[s, s, 1] = intra[s]
+    for total in range(1, k + 1):
+        block = table[total, 1:total + 1]  # (last, count)
+        if block.max() == neg:
+            continue
+        for s in range(1, k - total + 1):
+            cand = (block + (cross[1:total + 1, s] + intra[s])[:, None]).max(axis=0)
+            dest = table[total + s, s]
+            dest[2:] = np.maximum(dest[2:], cand[1:cap])
+            dest[cap] = max(dest[cap], cand[cap])
+    best = np.full(k + 1, neg, np.int64)
+    best[0] = 0
+    best[1:] = table[1:, :, cap].max(axis=1)
+    return best
+
+
+def _row_tables(k: int, diagonal: bool) -> tuple[np.ndarray, np.ndarray]:
+    size = np.arange(k + 1, dtype=np.int64)
+    intra = np.maximum(size - 1, 0)
+    s, t = np.meshgrid(size, size, indexing="ij")
+    lo, hi = np.minimum(s, t), np.maximum(s, t)
+    if diagonal:
+        cross = np.where(lo > 0, 3 * lo - np.maximum(0, 2 - (hi - lo)), 0)
+    else:
+        cross = lo
+    return intra, cross
+
+
+@lru_cache(maxsize=None)
+def _max_internal_table(points: int, k: int, min_slices: int = 1) -> tuple[int, ...]:
+    ndim, diagonal = STENCILS[points]
+    intra, cross = _row_tables(k, diagonal)
+    if ndim == 2:
+        return tuple(int(v) for v in _slice_dp(k, intra, cross, min_slices))
+    planar = np.asarray(_max_internal_table(9 if diagonal else 5, k), np.int64)
+    size = np.arange(k + 1, dtype=np.int64)
+    s, t = np.meshgrid(size, size, indexing="ij")
+    if not diagonal:
+        cross3 = np.minimum(s, t)
+    else:
+        big = np.asarray(_max_internal_table(9, 2 * k), np.int64)
+        cross3 = np.zeros((k + 1, k + 1), np.int64)
+        for a in range(1, k + 1):
+            for b in range(a, k + 1):
+                shared = np.arange(0, a + 1)
+                val = int((shared + big[a + b - shared] + big[shared]).max())
+                cross3[a, b] = cross3[b, a] = min(val, 9 * a, a * b)
+    return tuple(int(v) for v in _slice_dp(k, planar, cross3, min_slices))
+
+
+def max_internal_edges(points: int, k: int, min_slices: int = 1) -> int:
+    """Upper bound on the stencil edges inside any k ranks of an unbounded grid
+    that meet at least ``min_slices`` slices (rows in 2-D, planes in 3-D)."""
+    if k <= 1 or min_slices > k:
+        return 0 if min_slices <= max(k, 1) else -1
+    return max(_max_internal_table(points, k, min_slices)[k], -1)
+
+
+def max_inside_node(stencil: Stencil, k: int) -> int:
+    """Upper bound on stencil edges inside any k ranks of this grid, wrap-around included.
+
+    A set that misses some coordinate of a periodic dimension can be unrolled
+    there and has no wrapping edge. One that meets all n coordinates of the
+    dimensions in U meets at least max(n) slices and has at most
+    (offsets stepping +1 along d) * floor(k / n_d) wrapping edges per d in U.
+    """
+    offs = offsets(stencil)
+    best = max_internal_edges(stencil.points, k)
+    wrapping = [(n, int(np.count_nonzero(offs[:, dim] == 1)) * (k // n))
+                for dim, (n, periodic) in enumerate(zip(stencil.grid, stencil.periodic))
+                if periodic and 1 < n <= k]
+    for size in range(1, len(wrapping) + 1):
+        for subset in itertools.combinations(wrapping, size):
+            spanned = max_internal_edges(stencil.points, k, max(n for n, _ in subset))
+            if spanned >= 0:
+                best = max(best, spanned + sum(w for _, w in subset))
+    return best
+
+
+def off_node_lower_bound(stencil: Stencil, ppn: int, total: int | None = None) -> int:
+    """Fewest off-node messages per step any order with ppn ranks per node can have.
+
+    Arguments:
+        stencil: the pattern (grid, points, periodicity).
+        ppn: ranks per node; must divide the number of ranks.
+        total: the pattern's message count if already known.
+    Returns:
+        a lower bound on off-node messages (multiply by msg_bytes for bytes).
+    """
+    nnodes = stencil.nranks // ppn
+    if total is None:
+        total = total_messages(stencil)
+    inside = max_inside_node(stencil, ppn)
+    return max(0, total - 2 * nnodes * inside)
