@@ -1,0 +1,178 @@
+"""Every Fortran binding counts each MPI call exactly once (docs/fortran.md).
+
+tests/programs/fortran_{mpifh,usempi,f08}.f90 make the same known traffic
+through mpif.h, `use mpi` and `use mpi_f08`; fortran_twin.c makes it in C.
+Each runs under the runtime (Open MPI: 16 ranks, MPICH: 2). The Fortran
+profiles must hold the exact calls and per-peer traffic computed below and be
+equal, record for record, to the C twin's; and every program must print the
+same results with and without the runtime.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mpitest
+from mpiscope import native, read
+from mpiscope.format import fnv1a64
+
+BINDINGS = ("mpifh", "usempi", "f08")
+
+# Calls per rank of every MPI function the programs call (fortran_twin.c has
+# them in order). A function the runtime wraps must show exactly this count; one
+# it does not wrap is absent. The lifecycle functions may be left out of the
+# counts by the runtime's design, so they are only held equal to the C twin.
+CALLS = {
+    "MPI_Init": 1, "MPI_Comm_rank": 2, "MPI_Comm_size": 2, "MPI_Send": 1, "MPI_Recv": 1,
+    "MPI_Get_count": 1, "MPI_Irecv": 6, "MPI_Isend": 6, "MPI_Waitall": 2,
+    "MPI_Allreduce": 3, "MPI_Bcast": 1, "MPI_Sendrecv": 3, "MPI_Waitany": 4,
+    "MPI_Comm_split": 1, "MPI_Comm_free": 1, "MPI_Get_address": 4,
+    "MPI_Type_create_struct": 2, "MPI_Type_commit": 2, "MPI_Type_free": 2,
+    "MPI_Barrier": 1, "MPI_Gather": 1, "MPI_Pcontrol": 6, "MPI_Finalize": 1,
+}
+LIFECYCLE = {"MPI_Init", "MPI_Finalize", "MPI_Pcontrol"}
+# These must be wrapped, or the test would prove nothing.
+MUST_WRAP = {"MPI_Send", "MPI_Recv", "MPI_Irecv", "MPI_Isend", "MPI_Waitall", "MPI_Waitany",
+             "MPI_Allreduce", "MPI_Bcast", "MPI_Sendrecv", "MPI_Gather", "MPI_Barrier"}
+
+# Calls per rank inside each region (innermost region gets the call).
+REGION_CALLS = {
+    "ring": {"MPI_Send": 1, "MPI_Recv": 1},
+    "halo": {"MPI_Irecv": 4, "MPI_Isend": 4, "MPI_Waitall": 2},
+    "solve": {"MPI_Allreduce": 2},
+}
+
+
+def expected_peers(nranks: int) -> dict[tuple[int, int], list[int]]:
+    """(rank, world peer) -> [messages, bytes] of the programs' point-to-point sends."""
+    peers: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
+
+    def send(r, to, nbytes):
+        peers[(r, to)][0] += 1
+        peers[(r, to)][1] += nbytes
+
+    for r in range(nranks):
+        left, right = (r - 1) % nranks, (r + 1) % nranks
+        send(r, right, 100 * 4)                    # ring Send
+        for _ in range(2):                         # halo Isends
+            send(r, right, 50 * 8)
+            send(r, left, 50 * 8)
+        if r + 1 < nranks:                         # line Sendrecv (PROC_NULL at the top)
+            send(r, r + 1, 8 * 4)
+        send(r, right, 4 * 4)                      # Waitany round
+        send(r, left, 4 * 4)
+        members = [q for q in range(nranks) if q % 2 == r % 2]
+        send(r, members[(members.index(r) + 1) % len(members)], 16 * 4)  # sub-communicator ring
+        send(r, right, 3 * 4 + 2 * 8)              # MPI_BOTTOM struct
+    return dict(peers)
+
+
+def program(impl: str, name: str) -> str:
+    return str(native.program(impl, f"tests/{name}"))
+
+
+def run_plain(impl: str, name: str) -> str:
+    n = mpitest.NRANKS[impl]
+    return mpitest.run([*mpitest.launcher(impl, n), program(impl, name)], timeout=240).stdout
+
+
+def run_profiled(impl: str, name: str, outdir: Path):
+    n = mpitest.NRANKS[impl]
+    proc = mpitest.run(mpitest.mpiscope_cmd("run", "--mpi", impl, "--dir", str(outdir), "--",
+                                            *mpitest.launcher(impl, n), program(impl, name)),
+                       timeout=240)
+    paths = re.findall(r"mpiscope: profile: (\S+)", proc.stderr)
+    assert len(paths) == 1, f"expected one profile, stderr:\n{proc.stderr}"
+    return read(paths[0]), proc.stdout
+
+
+_profiled: dict[tuple[str, str], tuple] = {}
+
+
+def profiled(impl: str, name: str, tmp_path_factory):
+    """(Profile, stdout) of one run of a program under the runtime, run once per session."""
+    key = (impl, name)
+    if key not in _profiled:
+        _profiled[key] = run_profiled(impl, name, tmp_path_factory.mktemp(f"{name}_{impl}"))
+    return _profiled[key]
+
+
+def calls_by_rank(prof) -> dict[str, np.ndarray]:
+    """Function name -> calls per rank, summed over regions."""
+    out = {}
+    for fid, name in enumerate(prof.functions):
+        rows = prof.funcs[prof.funcs["func"] == fid]
+        out[name] = np.bincount(rows["rank"], weights=rows["calls"],
+                                minlength=prof.nranks).astype(np.int64)
+    return out
+
+
+def func_records(prof) -> Counter:
+    """Every (rank, function, region) record's counts, keyed by names, as a multiset."""
+    names = prof.functions
+    return Counter((int(f["rank"]), names[f["func"]], int(f["region"]), int(f["calls"]),
+                    int(f["bytes_sent"]), int(f["bytes_recv"])) for f in prof.funcs)
+
+
+def hist_records(prof) -> Counter:
+    names = prof.functions
+    return Counter((int(h["rank"]), names[h["func"]], int(h["bucket"]), int(h["region"]),
+                    int(h["count"])) for h in prof.hist)
+
+
+def peer_table(prof) -> dict[tuple[int, int], list[int]]:
+    return {(int(p["rank"]), int(p["peer"])): [int(p["msgs"]), int(p["bytes"])]
+            for p in prof.peers}
+
+
+def comparable(out: str) -> str:
+    """A program's output without its name and without notes on the MPI's own quirks."""
+    lines = [ln for ln in out.splitlines() if not ln.startswith("note:")]
+    return re.sub(r"fortran_\w+:", "PROGRAM:", "\n".join(lines))
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_binding_counts_exactly_once(impl, nranks, binding, tmp_path_factory):
+    prof, out = profiled(impl, f"fortran_{binding}", tmp_path_factory)
+    assert f"fortran_{binding}: all checks passed" in out
+    assert prof.nranks == nranks
+    calls = calls_by_rank(prof)
+    assert MUST_WRAP <= set(calls), f"not wrapped: {sorted(MUST_WRAP - set(calls))}"
+    for name, per_rank in calls.items():
+        want = CALLS.get(name, 0)
+        if name in LIFECYCLE:
+            assert set(per_rank.tolist()) <= {0, want}, name
+        else:
+            assert per_rank.tolist() == [want] * nranks, f"{name}: {per_rank.tolist()}"
+    assert peer_table(prof) == expected_peers(nranks)
+
+    names = prof.functions
+    for region, want in REGION_CALLS.items():
+        rid = fnv1a64(region)
+        assert prof.region_names.get(rid) == region
+        rows = prof.funcs[prof.funcs["region"] == rid]
+        got = Counter()
+        for f in rows:
+            got[names[f["func"]]] += int(f["calls"])
+        assert {k: v for k, v in got.items() if k not in LIFECYCLE} == \
+            {k: v * nranks for k, v in want.items()}, region
+
+    # Record for record what the same traffic from C gives.
+    ref, ref_out = profiled(impl, "fortran_twin", tmp_path_factory)
+    assert func_records(prof) == func_records(ref)
+    assert hist_records(prof) == hist_records(ref)
+    assert peer_table(prof) == peer_table(ref)
+    assert comparable(out) == comparable(ref_out)
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_binding_results_unchanged_by_runtime(impl, binding, tmp_path_factory):
+    plain = run_plain(impl, f"fortran_{binding}")
+    _, with_runtime = profiled(impl, f"fortran_{binding}", tmp_path_factory)
+    assert f"fortran_{binding}: all checks passed" in plain
+    assert with_runtime == plain
