@@ -26,6 +26,7 @@ class Series:
     y: np.ndarray
     lo: np.ndarray | None = None
     hi: np.ndarray | None = None
+    style: dict | None = None   # extra matplotlib line properties (color, linestyle, ...)
 
 
 def size_formatter(value: float, _pos=None) -> str:
@@ -42,18 +43,21 @@ def line_plot(ax, series: Sequence[Series], *, xlabel: str, ylabel: str, logx: b
     for s in series:
         x, y = np.asarray(s.x, float), np.asarray(s.y, float)
         keep = np.isfinite(y) & ((x > 0) if logx else True) & ((y > 0) if logy else True)
-        (line,) = ax.plot(x[keep], y[keep], marker="o", markersize=3, label=s.label)
+        (line,) = ax.plot(x[keep], y[keep], marker="o", markersize=3, label=s.label,
+                          **(s.style or {}))
         if s.lo is not None and s.hi is not None:
             ax.fill_between(x[keep], np.asarray(s.lo, float)[keep], np.asarray(s.hi, float)[keep],
                             color=line.get_color(), alpha=0.2, linewidth=0)
     if logx:
-        ax.set_xscale("log", base=2 if sizes else 10)
+        ax.set_xscale("log", base=2)
+        if not sizes:
+            _plain_log_ticks(ax.xaxis, base=2)
     if logy:
         ax.set_yscale("log")
         _plain_log_ticks(ax.yaxis)
     if sizes:
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(size_formatter))
-    _finish(ax, xlabel, ylabel, title, legend=len(series) > 1)
+    _finish(ax, xlabel, ylabel, title, legend=len(series) > 1, ncol=2 if len(series) > 6 else 1)
 
 
 def distribution_plot(ax, values: dict[str, np.ndarray], *, xlabel: str, bins: int = 50,
@@ -83,6 +87,7 @@ def series_plot(ax, values: dict[str, np.ndarray], *, xlabel: str, ylabel: str,
         ax.plot(np.arange(len(v)), np.asarray(v, float), linewidth=0.6, label=label)
     if logy:
         ax.set_yscale("log")
+        _plain_log_ticks(ax.yaxis)
     _finish(ax, xlabel, ylabel, title, legend=len(values) > 1)
 
 
@@ -100,21 +105,22 @@ def bar_plot(ax, categories: Sequence[str], groups: dict[str, Sequence[float]], 
     _finish(ax, "", ylabel, title, legend=len(groups) > 1)
 
 
-def _plain_log_ticks(axis) -> None:
-    """Log-axis ticks as 2, 5, 10, 0.5 rather than 2x10^0."""
-    fmt = matplotlib.ticker.FuncFormatter(lambda v, _pos: f"{v:g}")
-    axis.set_major_formatter(fmt)
+def _plain_log_ticks(axis, base: int = 10) -> None:
+    """Log-axis ticks as 1, 2, 5, 10, 20 (or powers of 2) rather than 2x10^0."""
+    subs = (1.0,) if base == 2 else (1.0, 2.0, 5.0)
+    axis.set_major_locator(matplotlib.ticker.LogLocator(base=base, subs=subs))
+    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _pos: f"{v:g}"))
     axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
 
-def _finish(ax, xlabel: str, ylabel: str, title: str | None, legend: bool) -> None:
+def _finish(ax, xlabel: str, ylabel: str, title: str | None, legend: bool, ncol: int = 1) -> None:
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title, fontsize=9)
     ax.grid(True, which="major", alpha=0.3)
     if legend:
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=6 if ncol > 1 else 7, ncol=ncol)
 
 
 Panel = Callable[[object], None]

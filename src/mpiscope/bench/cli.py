@@ -130,8 +130,9 @@ def _make_kernel_command(kern: K.Kernel):
                                    cli_options=given, timeout=values["timeout"],
                                    io_dir=values.get("dir"), keep=bool(values.get("keep")))
         path = out_path if out_path is not None else results.default_path(result)
-        if not result["rows"] and result["errors"] and not result["runs"][0].get("nranks"):
-            raise UserError(result["errors"][0])  # nothing measured: nothing to keep
+        if not result["rows"]:  # nothing measured: nothing to keep
+            why = result["errors"][0] if result["errors"] else "the kernel printed no results"
+            raise UserError(f"{kern.name}: {why}")
         results.save(result, path, force=values["force"])
         if result["partial"]:
             why = result["errors"][0] if result["errors"] else "incomplete run"

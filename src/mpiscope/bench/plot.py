@@ -93,8 +93,13 @@ def _halo(result: dict):
     out = []
     for (nb,), rs in sorted(_grouped(data, ("neighbours",)).items()):
         groups = _grouped(rs, ("strategy", "compute_us"))
-        s = [_stat_series(f"{st}" + (f" +{c:g}us compute" if c else ""), g, "size", "time_us")
-             for (st, c), g in groups.items()]
+        strategies = list(dict.fromkeys(st for st, _ in groups))
+        s = []
+        for (st, c), g in groups.items():
+            series = _stat_series(f"{st}" + (f" +{c:g}us compute" if c else ""), g, "size",
+                                  "time_us")
+            series.style = {"color": f"C{strategies.index(st)}", "linestyle": "--" if c else "-"}
+            s.append(series)
         grid = rs[0].get("grid", "")
         out.append(lambda ax, s=s, nb=nb, grid=grid: plots.line_plot(
             ax, s, xlabel="bytes per neighbour", ylabel="time per exchange (us)", logx=True,
