@@ -1,0 +1,29 @@
+/*
+ * MPI_Abort from one rank while the others wait: rank P-1 (argv[1] can pick
+ * another) calls MPI_Abort(MPI_COMM_WORLD, 7) after one barrier; every other
+ * rank blocks in an MPI_Recv that is never matched. The job must end (the
+ * launcher kills it) with a non-zero exit code, and the runtime must not hang.
+ */
+#include <mpi.h>
+#include <stdlib.h>
+#include "known.h"
+
+int main(int argc, char **argv)
+{
+    int rank, size, buf;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int who = argc > 1 ? atoi(argv[1]) : size - 1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == who) {
+        printf("abort rank %d calls MPI_Abort(7)\n", rank);
+        fflush(stdout);
+        MPI_Abort(MPI_COMM_WORLD, 7);
+    } else {
+        MPI_Recv(&buf, 1, MPI_INT, who, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    known_result("abort", rank, 0, 0); /* never reached */
+    MPI_Finalize();
+    return 0;
+}
