@@ -1,0 +1,92 @@
+"""Helpers for the mini-app tests (tests/test_examples_*.py).
+
+The apps are built per MPI into libexec/mpiscope/examples/ (examples/CMakeLists.txt).
+Each prints one line starting with ``RESULT <app>`` that must be the same for
+every variant of a problem; profile tests run them under ``mpiscope run``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+import mpiscope
+import mpitest
+from mpiscope import native
+from mpiscope.profile import Profile
+
+# Seconds one small mini-app run may take (16 oversubscribed ranks on 2 cores).
+TIMEOUT = 120
+
+
+def app(impl: str, name: str) -> str:
+    return str(native.program(impl, f"examples/{name}"))
+
+
+def run_app(impl: str, n: int, name: str, *args: str, cwd=None,
+            check: bool = True) -> subprocess.CompletedProcess:
+    """Run mini-app ``name`` on n ranks of implementation impl (no profiler)."""
+    cmd = mpitest.launcher(impl, n) + [app(impl, name), *map(str, args)]
+    return mpitest.run(cmd, cwd=cwd, timeout=TIMEOUT, check=check)
+
+
+def result_line(proc: subprocess.CompletedProcess, name: str) -> str:
+    """The one ``RESULT <name> ...`` line a run printed."""
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(f"RESULT {name} ")]
+    assert len(lines) == 1, f"expected one RESULT line, got:\n{proc.stdout}\n{proc.stderr}"
+    return lines[0]
+
+
+def result_fields(line: str) -> dict[str, str]:
+    """``RESULT app k=v k=v`` -> {k: v}."""
+    return dict(tok.split("=", 1) for tok in line.split()[2:])
+
+
+def app_of(name: str) -> str:
+    """The app a build prints its RESULT line as: pcg_f08 -> pcg."""
+    return name.split("_")[0]
+
+
+def result(impl: str, n: int, name: str, *args: str, cwd=None) -> str:
+    return result_line(run_app(impl, n, name, *args, cwd=cwd), app_of(name))
+
+
+def profiled(impl: str, n: int, name: str, *args: str, outdir: Path,
+             extra: tuple[str, ...] = ()) -> tuple[Profile, str]:
+    """Run mini-app ``name`` under ``mpiscope run`` into outdir; return (profile, RESULT line)."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    before = set(outdir.glob("*.mpiscope"))
+    cmd = mpitest.mpiscope_cmd("run", "--dir", str(outdir), "--mpi", impl, *extra, "--",
+                               *mpitest.launcher(impl, n), app(impl, name), *map(str, args))
+    proc = mpitest.run(cmd, cwd=outdir, timeout=TIMEOUT)
+    new = sorted(set(outdir.glob("*.mpiscope")) - before)
+    assert len(new) == 1, f"expected one new profile in {outdir}, got {new}\n{proc.stderr}"
+    return mpiscope.read(str(new[0])), result_line(proc, app_of(name))
+
+
+def per_rank(profile: Profile, field: str, func: str | None = None,
+             region: str | None = None, kind: str | None = None) -> np.ndarray:
+    """Per-rank sum of a FUNCS field, optionally for one function, region or function kind."""
+    recs = profile.funcs
+    mask = np.ones(len(recs), bool)
+    if func is not None:
+        if func not in profile.functions:
+            return np.zeros(profile.nranks, np.float64)
+        mask &= recs["func"] == profile.func_id(func)
+    if region is not None:
+        mask &= recs["region"] == profile.region_id(region)
+    if kind is not None:
+        kinds = np.array(profile.function_kinds)
+        mask &= kinds[recs["func"]] == kind if len(kinds) else False
+    out = np.zeros(profile.nranks, np.float64)
+    np.add.at(out, recs["rank"][mask], recs[field][mask].astype(np.float64))
+    return out
+
+
+def peer_matrix(profile: Profile, field: str = "msgs") -> np.ndarray:
+    """Dense nranks x nranks matrix of a PEERS field (rank -> peer)."""
+    m = np.zeros((profile.nranks, profile.nranks), np.int64)
+    np.add.at(m, (profile.peers["rank"], profile.peers["peer"]), profile.peers[field])
+    return m

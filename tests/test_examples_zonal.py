@@ -1,0 +1,53 @@
+"""examples/zonal: self-checks (gather and distributed give the same zonal
+means at every decomposition, equal to a numpy reference) and its signature
+in the profile (rank 0's received bytes: the whole field vs the sums only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from exampleapps import result, result_fields, run_app
+from test_examples_stencil import _mix
+
+MASK = np.uint64((1 << 20) - 1)
+
+
+def reference_mean(nlon: int, nlat: int, nlev: int, steps: int, work: int) -> float:
+    """Mean of the last step's zonal means, as examples/zonal/zonal.c computes the field."""
+    g = np.arange(nlon * nlat * nlev, dtype=np.uint64)
+    v = _mix(np.zeros_like(g), g) & MASK
+    with np.errstate(over="ignore"):
+        for step in range(1, steps + 1):
+            for _ in range(work):
+                v = (v * np.uint64(1103515245) + np.uint64(12345 + step)) & MASK
+    zm = v.astype(np.float64).reshape(nlev, nlat, nlon).sum(axis=2) / nlon
+    return float(zm.mean())
+
+
+def test_variants_and_decompositions_agree_with_reference(impl, nranks):
+    grid, steps, work = (40, 24, 5), 3, 2
+    args = ("--grid", "x".join(map(str, grid)), "--steps", steps, "--work", work)
+    serial = result(impl, 1, "zonal", *args, "--variant", "gather")
+    assert float(result_fields(serial)["mean"]) == pytest.approx(
+        reference_mean(*grid, steps, work), rel=1e-12)
+    procs = [None, f"{nranks}x1", f"1x{nranks}"]
+    for variant in ("gather", "distributed"):
+        for p in procs:
+            extra = ("--procs", p) if p else ()
+            assert result(impl, nranks, "zonal", *args, "--variant", variant, *extra) == serial
+
+
+@pytest.mark.parametrize("args,message", [
+    (("--variant", "scatter"), "--variant must be gather or distributed"),
+    (("--grid", "64x32"), "--grid needs 3 values"),
+    (("--procs", "3x7"), "--procs 3x7 is 21 ranks"),
+    (("--work", "-1"), "--work must be an integer"),
+    (("--frobnicate",), "unknown option '--frobnicate'"),
+])
+def test_bad_input_is_one_line_error(impl, nranks, args, message):
+    proc = run_app(impl, nranks, "zonal", *args, check=False)
+    assert proc.returncode != 0
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("zonal: error:")]
+    assert len(errors) == 1 and message in errors[0], proc.stderr
