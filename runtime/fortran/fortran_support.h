@@ -35,10 +35,14 @@ extern MPI_Fint mpi_fortran_bottom_ __attribute__((weak));
 extern MPI_Fint mpi_fortran_in_place_ __attribute__((weak));
 extern MPI_Fint mpi_fortran_status_ignore_ __attribute__((weak));
 extern MPI_Fint mpi_fortran_statuses_ignore_ __attribute__((weak));
+extern MPI_Fint mpi_fortran_unweighted_ __attribute__((weak));
+extern MPI_Fint mpi_fortran_weights_empty_ __attribute__((weak));
 #define MPISCOPE_F_IS_BOTTOM(p) MPISCOPE_F_MATCH(p, mpi_fortran_bottom_)
 #define MPISCOPE_F_IS_IN_PLACE(p) MPISCOPE_F_MATCH(p, mpi_fortran_in_place_)
 #define MPISCOPE_F_IS_STATUS_IGNORE(p) MPISCOPE_F_MATCH(p, mpi_fortran_status_ignore_)
 #define MPISCOPE_F_IS_STATUSES_IGNORE(p) MPISCOPE_F_MATCH(p, mpi_fortran_statuses_ignore_)
+#define MPISCOPE_F_IS_UNWEIGHTED(p) MPISCOPE_F_MATCH(p, mpi_fortran_unweighted_)
+#define MPISCOPE_F_IS_WEIGHTS_EMPTY(p) MPISCOPE_F_MATCH(p, mpi_fortran_weights_empty_)
 #define MPISCOPE_F_INDEX_BASE 1
 #elif defined(MPICH_VERSION)
 /* MPICH: mpif.h and use mpi reach the C MPI_* functions (so the C wrappers
@@ -54,6 +58,12 @@ extern MPI_Fint mpi_fortran_statuses_ignore_ __attribute__((weak));
 #define MPISCOPE_F_IS_IN_PLACE(p) MPISCOPE_F_IS(p, MPIR_F08_MPI_IN_PLACE)
 #define MPISCOPE_F_IS_STATUS_IGNORE(p) MPISCOPE_F_IS(p, MPIR_F08_MPI_STATUS_IGNORE_OBJ)
 #define MPISCOPE_F_IS_STATUSES_IGNORE(p) MPISCOPE_F_IS(p, MPIR_F08_MPI_STATUSES_IGNORE_OBJ)
+/* mpi_f08's MPI_UNWEIGHTED / MPI_WEIGHTS_EMPTY live in libmpichfort only. */
+extern MPI_Fint __mpi_f08_link_constants_MOD_mpi_unweighted __attribute__((weak));
+extern MPI_Fint __mpi_f08_link_constants_MOD_mpi_weights_empty __attribute__((weak));
+#define MPISCOPE_F_IS_UNWEIGHTED(p) MPISCOPE_F_MATCH(p, __mpi_f08_link_constants_MOD_mpi_unweighted)
+#define MPISCOPE_F_IS_WEIGHTS_EMPTY(p) \
+    MPISCOPE_F_MATCH(p, __mpi_f08_link_constants_MOD_mpi_weights_empty)
 /* MPICH before 4.1 returns 0-based indices from mpi_f08's Waitany, Testany,
  * Waitsome and Testsome (pmodels/mpich#6270, fixed by pmodels/mpich#5763).
  * We return what the library returns, so profiling never changes a program. */
@@ -73,6 +83,16 @@ static inline void *mpiscope_f_buf(void *p)
         return MPI_BOTTOM;
     if (MPISCOPE_F_IS_IN_PLACE(p))
         return MPI_IN_PLACE;
+    return p;
+}
+
+/* A weights array of the distributed-graph constructors as C sees it. */
+static inline int *mpiscope_f_weights(MPI_Fint *p)
+{
+    if (MPISCOPE_F_IS_UNWEIGHTED(p))
+        return MPI_UNWEIGHTED;
+    if (MPISCOPE_F_IS_WEIGHTS_EMPTY(p))
+        return MPI_WEIGHTS_EMPTY;
     return p;
 }
 

@@ -161,6 +161,8 @@ def classify(fn: Function, i: int) -> str:
             return "outcount"
         return "pass"
     if t.startswith("int ["):
+        if p.name in ("sourceweights", "destweights", "weights"):
+            return "weights"
         return "indices" if p.name == "array_of_indices" else "pass"
     if t in ("MPI_Aint", "MPI_Offset", "MPI_Count"):
         return "deref"
@@ -250,6 +252,9 @@ def emit_function(fn: Function, impl: str) -> tuple[str | None, str | None]:
                 outc = next(q.name for q, kk in zip(fn.params, kinds) if kk == "outcount")
                 post.append(f"if (rc == MPI_SUCCESS && *{outc} != MPI_UNDEFINED)")
                 post.append(f"    for (int i = 0; i < *{outc}; i++) {n}[i] += MPISCOPE_F_INDEX_BASE;")
+        elif k == "weights":
+            fargs.append(f"MPI_Fint *{n}")
+            cargs.append(f"mpiscope_f_weights({n})")
         elif k == "deref":
             fargs.append(f"{p.ctype} *{n}")
             cargs.append(f"*{n}")
