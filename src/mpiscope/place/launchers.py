@@ -1,0 +1,238 @@
+"""Apply a rank order file to a launch command (``mpiscope run --order FILE``).
+
+Where a rank goes is (host, slot); slot s of a host is its core s, to which
+the rank is bound. The hosts and their slot counts come from the launch
+command (Open MPI ``--host h:n,...`` / ``-H`` / ``--hostfile``; hydra
+``-hosts h:n,...`` / ``-f``); with none given, the launch is on this machine
+only, and each line of a cray-format order is one *virtual node*: node j is
+bound to core j mod (cores here). That is how the order is proven on one
+machine; on real nodes, node j is the j-th host.
+
+* Open MPI: a rankfile (``rank r=host slot=s``) and ``--rankfile``.
+* MPICH hydra: a machine file of ``host:count`` runs (``-f``), which puts
+  each rank on its host; and ``-bind-to user:c0,c1,...`` binding local rank i
+  to core c_i when every host wants the same core list (always on one host).
+* srun: SLURM_HOSTFILE and ``--distribution=arbitrary`` (not run here: no Slurm).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+from pathlib import Path
+
+from ..errors import UserError
+from .writers import OrderFile, read_order_file
+
+# Options (with one value) that fight with a rankfile / machine file; dropped.
+_OMPI_DROP = {"--host", "-H", "-host", "--hostfile", "-hostfile", "--machinefile",
+              "-machinefile", "--map-by", "-map-by", "--bind-to", "-bind-to", "--rank-by",
+              "-rank-by", "-npernode", "--npernode", "-N", "--rankfile", "-rf"}
+_HYDRA_DROP = {"-f", "-hostfile", "-machinefile", "-hosts", "-host", "-ppn", "-bind-to",
+               "-binding", "-map-by", "-rr"}
+_NP = ("-n", "-np", "--n", "--np", "-c")
+
+
+def _option(argv: list[str], names: tuple[str, ...] | set[str]) -> str | None:
+    for i, arg in enumerate(argv[1:], 1):
+        if arg in names and i + 1 < len(argv):
+            return argv[i + 1]
+        for name in names:
+            if name.startswith("--") and arg.startswith(name + "="):
+                return arg.split("=", 1)[1]
+    return None
+
+
+def _drop(argv: list[str], names: set[str]) -> list[str]:
+    out, skip = [argv[0]], False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+            continue
+        if arg in names:
+            skip = True
+            continue
+        if any(arg.startswith(n + "=") for n in names if n.startswith("--")):
+            continue
+        out.append(arg)
+    return out
+
+
+def _program_index(argv: list[str], valued: set[str]) -> int:
+    """Index of the program in a launcher command (first non-option argument)."""
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if not arg.startswith("-"):
+            return i
+        i += 2 if (arg in valued and "=" not in arg) else 1
+    return len(argv)
+
+
+def _hosts_from_list(text: str) -> list[tuple[str, int | None]]:
+    out = []
+    for item in text.split(","):
+        name, _, count = item.partition(":")
+        out.append((name, int(count) if count.isdigit() else None))
+    return out
+
+
+def _hosts_from_file(path: str) -> list[tuple[str, int | None]]:
+    try:
+        rows = Path(path).read_text().splitlines()
+    except OSError as err:
+        raise UserError(f"cannot read host file {path}: {err.strerror}") from None
+    out = []
+    for row in rows:
+        row = row.split("#", 1)[0].strip()
+        if not row:
+            continue
+        parts = row.split()
+        name, _, count = parts[0].partition(":")
+        for p in parts[1:]:
+            if p.startswith("slots="):
+                count = p[6:]
+        out.append((name, int(count) if count.isdigit() else None))
+    return out
+
+
+def launch_hosts(argv: list[str], impl: str) -> list[tuple[str, int | None]] | None:
+    """(host, slots) the launch command names, or None if it names none."""
+    listed = _option(argv, {"--host", "-H", "-host", "-hosts"})
+    if listed:
+        return _hosts_from_list(listed)
+    hostfile = _option(argv, {"--hostfile", "-hostfile", "--machinefile", "-machinefile", "-f"})
+    if hostfile:
+        return _hosts_from_file(hostfile)
+    return None
+
+
+def _nranks(argv: list[str]) -> int | None:
+    value = _option(argv, set(_NP))
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise UserError(f"cannot read the rank count {value!r} of the launch command") from None
+
+
+def placement(order: OrderFile, hosts: list[tuple[str, int | None]] | None,
+              ncores: int) -> tuple[list[str], list[int]]:
+    """Host and slot (core) of every rank.
+
+    Arguments:
+        order: the order file read back.
+        hosts: (name, slots) from the launch command, or None for this machine only.
+        ncores: cores of this machine (virtual nodes wrap around them).
+    """
+    n = order.nranks
+    host, slot = [""] * n, [0] * n
+    if order.fmt == "cray" and hosts is None:
+        here = socket.gethostname()
+        for node, line in enumerate(order.lines):
+            for r in line:
+                host[r], slot[r] = here, node % ncores
+        return host, slot
+    if order.fmt == "cray":
+        seq = order.sequence()
+        cells = [(name, s) for name, count in hosts for s in range(count or ncores)]
+        if len(cells) < n:
+            raise UserError(f"the order places {n} ranks but the hosts have only "
+                            f"{len(cells)} slots")
+        for pos, r in enumerate(seq):
+            host[r], slot[r] = cells[pos]
+        return host, slot
+    names = [h for h, _ in hosts] if hosts else [socket.gethostname()]
+    used: dict[str, int] = {}
+    for r in range(n):
+        name = order.host[r]
+        if name.startswith("+n"):
+            k = int(name[2:])
+            if k >= len(names):
+                raise UserError(f"the order uses node +n{k} but the launch has "
+                                f"{len(names)} host(s)")
+            name = names[k]
+        host[r] = name
+        slot[r] = order.slot[r] if order.slot is not None else used.get(name, 0)
+        used[name] = used.get(name, 0) + 1
+    limits = dict(hosts) if hosts else {}
+    for name, count in used.items():
+        if limits.get(name) and count > limits[name]:
+            raise UserError(f"the order places {count} ranks on {name}, which has "
+                            f"{limits[name]} slots")
+    return host, slot
+
+
+def _write(text: str, suffix: str) -> str:
+    fd, path = tempfile.mkstemp(prefix="mpiscope-order-", suffix=suffix)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    return path
+
+
+def _openmpi(argv, host, slot):
+    path = _write("".join(f"rank {r}={h} slot={s}\n" for r, (h, s) in
+                          enumerate(zip(host, slot))), ".rankfile")
+    out = _drop(argv, _OMPI_DROP)
+    return [out[0], "--rankfile", path, *out[1:]], {}
+
+
+def _hydra(argv, host, slot):
+    runs: list[list] = []
+    for h in host:
+        if runs and runs[-1][0] == h:
+            runs[-1][1] += 1
+        else:
+            runs.append([h, 1])
+    path = _write("".join(f"{h}:{n}\n" for h, n in runs), ".machinefile")
+    out = _drop(argv, _HYDRA_DROP)
+    extra = ["-f", path]
+    per_host: dict[str, list[int]] = {}
+    for h, s in zip(host, slot):
+        per_host.setdefault(h, []).append(s)
+    lists = {tuple(v) for v in per_host.values()}
+    if len(lists) == 1:
+        extra += ["-bind-to", "user:" + ",".join(map(str, lists.pop()))]
+    return [out[0], *extra, *out[1:]], {}
+
+
+def _srun(argv, host, slot):
+    path = _write("".join(f"{h}\n" for h in host), ".hostfile")
+    prog = _program_index(argv, {"-n", "--ntasks", "-N", "--nodes", "-c", "-p"})
+    out = [a for a in argv[:prog] if not a.startswith("--distribution") and a not in ("-m",)]
+    return [*out, "--distribution=arbitrary", *argv[prog:]], {"SLURM_HOSTFILE": path}
+
+
+def apply_order(argv: list[str], order_file: str, impl: str) -> tuple[list[str], dict]:
+    """The launch command and extra environment that put rank r where the order says.
+
+    Arguments:
+        argv: the launch command, e.g. ["mpirun", "-n", "16", "./app"].
+        order_file: a file in any format of mpiscope.place.writers.
+        impl: "openmpi" or "mpich" (the MPI behind the launcher).
+    Returns:
+        (new argv, variables to add to the environment).
+    """
+    if not argv:
+        raise UserError("no launch command to apply the order to")
+    order = read_order_file(order_file)
+    n = _nranks(argv)
+    if n is not None and n != order.nranks:
+        raise UserError(f"the order file lists {order.nranks} ranks but the launch "
+                        f"starts {n}")
+    launcher = os.path.basename(argv[0])
+    hosts = None if launcher == "srun" else launch_hosts(argv, impl)
+    if launcher == "srun" and (order.fmt == "cray" or any(h.startswith("+n") for h in order.host)):
+        raise UserError("srun needs an order naming hosts: write it with "
+                        "--format slurm --hosts h1,h2,...")
+    host, slot = placement(order, hosts, os.cpu_count() or 1)
+    if launcher == "srun":
+        return _srun(argv, host, slot)
+    if impl == "openmpi":
+        return _openmpi(argv, host, slot)
+    if impl in ("mpich", "intelmpi"):
+        return _hydra(argv, host, slot)
+    raise UserError(f"cannot apply a rank order for MPI {impl!r}: "
+                    f"Open MPI, MPICH (hydra) and srun are supported")

@@ -1,0 +1,94 @@
+"""``place auto``: search cell shapes and curves for the order with least off-node traffic.
+
+Candidates are grid_order orders: every cell shape whose size is ppn (any
+factorisation over the grid's dimensions), visited -Z, -P or -H. Shapes are
+first ranked by the stencil edges inside one cell (cheap, exact for a cell);
+only the best few are evaluated on the whole grid.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import grid_order as go
+from .bounds import off_node_lower_bound
+from .evaluate import Traffic, node_of_rank, traffic_of_stencil
+from .methods import method_order
+from .patterns import Stencil, offsets, total_messages
+
+
+@dataclass(frozen=True)
+class Candidate:
+    name: str
+    cell: tuple[int, ...] | None
+    curve: str
+    traffic: Traffic
+    order: np.ndarray
+
+
+def factorisations(k: int, ndim: int) -> list[tuple[int, ...]]:
+    """Every ordered tuple of ndim positive integers whose product is k."""
+    if ndim == 1:
+        return [(k,)]
+    out = []
+    for first in range(1, k + 1):
+        if k % first == 0:
+            out += [(first, *rest) for rest in factorisations(k // first, ndim - 1)]
+    return out
+
+
+def cell_internal_messages(stencil: Stencil, cell: tuple[int, ...]) -> int:
+    """Messages that stay inside one isolated cell (no wrap-around)."""
+    return int(sum(math.prod(max(0, c - abs(o)) for c, o in zip(cell, off))
+                   for off in offsets(stencil)))
+
+
+def candidate_cells(stencil: Stencil, ppn: int, keep: int) -> list[tuple[int, ...]]:
+    """The cell shapes of size ppn that fit the grid, best (most inside traffic) first."""
+    cells = [c for c in factorisations(ppn, len(stencil.grid))
+             if all(ci <= gi for ci, gi in zip(c, stencil.grid))]
+    tiles = [c for c in cells if all(g % ci == 0 for ci, g in zip(c, stencil.grid))]
+    score = {c: (cell_internal_messages(stencil, c), c in tiles) for c in cells}
+    return sorted(cells, key=lambda c: score[c], reverse=True)[:keep]
+
+
+def evaluate_named(stencil: Stencil, ppn: int, name: str, order: np.ndarray,
+                   cell=None, curve="") -> Candidate:
+    return Candidate(name, cell, curve, traffic_of_stencil(node_of_rank(order, ppn), stencil),
+                     order)
+
+
+def baselines(stencil: Stencil, ppn: int) -> list[Candidate]:
+    """SMP (identity), round-robin and grid_order's own choice for ``-c ppn``."""
+    out = [evaluate_named(stencil, ppn, "SMP (method 1)", method_order(1, stencil.nranks, ppn)),
+           evaluate_named(stencil, ppn, "round-robin (method 0)",
+                          method_order(0, stencil.nranks, ppn))]
+    try:
+        cell = go.cell_from_size(stencil.grid, ppn, stencil.major)
+    except Exception:  # noqa: BLE001 - no grid_order default for this grid and ppn
+        return out
+    spec = go.GridSpec(stencil.grid, cell, stencil.major, "Z", cell_size_only=True)
+    out.append(evaluate_named(stencil, ppn, f"grid_order -c {ppn}", go.compute(spec)[0],
+                              cell, "Z"))
+    return out
+
+
+def search(stencil: Stencil, ppn: int, keep: int = 6,
+           curves: tuple[str, ...] = ("Z", "P", "H")) -> tuple[Candidate, list[Candidate], int]:
+    """Best grid_order order for the stencil.
+
+    Returns:
+        (best candidate, every candidate evaluated, lower bound on off-node messages).
+    """
+    tried = []
+    for cell, curve in itertools.product(candidate_cells(stencil, ppn, keep), curves):
+        order = go.order(stencil.grid, cell, stencil.major, curve)
+        tried.append(evaluate_named(stencil, ppn, f"-{curve} -c {','.join(map(str, cell))}",
+                                    order, cell, curve))
+    best = min(tried, key=lambda c: (c.traffic.off_msgs, c.traffic.max_node_off_msgs))
+    bound = off_node_lower_bound(stencil, ppn, total_messages(stencil))
+    return best, tried, bound

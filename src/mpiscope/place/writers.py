@@ -1,0 +1,150 @@
+"""Rank order files for every launcher, and reading them back.
+
+An order lists ranks; position p goes to node p // ppn, slot p % ppn.
+
+* ``cray``: MPICH_RANK_ORDER (MPICH_RANK_REORDER_METHOD=3): comma-separated
+  ranks, one node per line, ``#`` comments. Cray MPI fills nodes in list
+  order; line breaks are for people.
+* ``openmpi``: an Open MPI rankfile, ``rank R=HOST slot=S``; HOST is a given
+  host name or ``+nK`` (the K-th node of the allocation).
+* ``slurm``: a SLURM_HOSTFILE for ``srun --distribution=arbitrary``: line r
+  names the host of rank r (needs host names).
+* ``hydra``: an MPICH hydra machine file, ``host:count`` lines; hydra hands
+  out ranks in file order, so runs of consecutive ranks on one host become
+  one line (needs host names).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UserError
+
+FORMATS = ("cray", "openmpi", "slurm", "hydra")
+
+
+def _node_hosts(nnodes: int, hosts: list[str] | None, fmt: str) -> list[str]:
+    if hosts is None:
+        if fmt == "openmpi":
+            return [f"+n{j}" for j in range(nnodes)]
+        raise UserError(f"--format {fmt} needs the node host names: --hosts h1,h2,...")
+    if len(hosts) < nnodes:
+        raise UserError(f"the order needs {nnodes} nodes but --hosts names {len(hosts)}")
+    return list(hosts[:nnodes])
+
+
+def render(order: np.ndarray, ppn: int, fmt: str, hosts: list[str] | None = None,
+           comment: str | None = None) -> str:
+    """The order file text in one of FORMATS."""
+    order = np.asarray(order, np.int64)
+    if fmt not in FORMATS:
+        raise UserError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+    nnodes = -(-len(order) // ppn)
+    lines = [f"# {comment}"] if comment and fmt in ("cray", "openmpi") else []
+    if fmt == "cray":
+        text = order.astype(str)
+        lines += [",".join(text[i:i + ppn]) for i in range(0, len(text), ppn)]
+        return "\n".join(lines) + "\n"
+    names = _node_hosts(nnodes, hosts, fmt)
+    pos = np.empty(len(order), np.int64)
+    pos[order] = np.arange(len(order))
+    host_of_rank = [names[p // ppn] for p in pos]
+    if fmt == "openmpi":
+        lines += [f"rank {r}={host_of_rank[r]} slot={pos[r] % ppn}" for r in range(len(order))]
+    elif fmt == "slurm":
+        lines += host_of_rank
+    else:
+        runs: list[list] = []
+        for host in host_of_rank:
+            if runs and runs[-1][0] == host:
+                runs[-1][1] += 1
+            else:
+                runs.append([host, 1])
+        lines += [f"{h}:{n}" for h, n in runs]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class OrderFile:
+    """An order file read back.
+
+    Attributes:
+        fmt: which of FORMATS it is.
+        lines: for cray, the ranks of each line (one node per line).
+        host: for the other formats, the host (or "+nK") of each rank.
+        slot: for openmpi, the slot of each rank; else None.
+    """
+
+    fmt: str
+    nranks: int
+    lines: list[list[int]] | None = None
+    host: list[str] | None = None
+    slot: list[int] | None = None
+
+    def sequence(self) -> np.ndarray:
+        if self.lines is None:
+            raise UserError("this order file names hosts, not a rank sequence")
+        return np.array([r for line in self.lines for r in line], np.int64)
+
+
+_RANKFILE = re.compile(r"^rank\s+(\d+)\s*=\s*(\S+?)\s+slot\s*=\s*(\d+)\s*$")
+_HYDRA = re.compile(r"^([^\s:#,]+):(\d+)$")
+_HOST = re.compile(r"^[A-Za-z0-9_.\-+]+$")
+
+
+def _parse_cray(rows: list[str], path: str) -> OrderFile:
+    lines = []
+    for row in rows:
+        ranks: list[int] = []
+        for tok in re.split(r"[,\s]+", row.strip()):
+            if not tok:
+                continue
+            m = re.fullmatch(r"(\d+)(?:-(\d+))?", tok)
+            if not m:
+                raise UserError(f"{path}: not a rank order file (bad entry {tok!r})")
+            lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+            ranks.extend(range(lo, hi + 1))
+        if ranks:
+            lines.append(ranks)
+    flat = [r for line in lines for r in line]
+    _check_perm(flat, path)
+    return OrderFile("cray", len(flat), lines=lines)
+
+
+def _check_perm(ranks: list[int], path: str) -> None:
+    if not ranks:
+        raise UserError(f"{path}: the order file lists no ranks")
+    if sorted(ranks) != list(range(len(ranks))):
+        raise UserError(f"{path}: the ranks listed are not 0..{len(ranks) - 1} each once")
+
+
+def read_order_file(path: str) -> OrderFile:
+    """Read any of FORMATS (detected from the content); UserError if it is none."""
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as err:
+        raise UserError(f"cannot read order file {path}: {getattr(err, 'strerror', None) or err}") \
+            from None
+    rows = [r.split("#", 1)[0].strip() for r in text.splitlines()]
+    rows = [r for r in rows if r]
+    if not rows:
+        raise UserError(f"{path}: the order file lists no ranks")
+    if all(_RANKFILE.match(r) for r in rows):
+        entries = sorted((int(m.group(1)), m.group(2), int(m.group(3)))
+                         for m in map(_RANKFILE.match, rows))
+        _check_perm([e[0] for e in entries], path)
+        return OrderFile("openmpi", len(entries), host=[e[1] for e in entries],
+                         slot=[e[2] for e in entries])
+    if all(_HYDRA.match(r) for r in rows):
+        host = [h for m in map(_HYDRA.match, rows) for h in [m.group(1)] * int(m.group(2))]
+        return OrderFile("hydra", len(host), host=host)
+    if all(re.fullmatch(r"[\d,\s\-]+", r) for r in rows):
+        return _parse_cray(rows, path)
+    if all(_HOST.match(r) for r in rows):
+        return OrderFile("slurm", len(rows), host=rows)
+    raise UserError(f"{path}: not a rank order file (cray, openmpi rankfile, slurm hostfile "
+                    f"or hydra machine file)")
