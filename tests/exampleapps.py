@@ -90,3 +90,10 @@ def peer_matrix(profile: Profile, field: str = "msgs") -> np.ndarray:
     m = np.zeros((profile.nranks, profile.nranks), np.int64)
     np.add.at(m, (profile.peers["rank"], profile.peers["peer"]), profile.peers[field])
     return m
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, name: str, message: str) -> None:
+    """The run failed with exactly one ``<name>: error: ...`` line containing message."""
+    assert proc.returncode != 0
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith(f"{name}: error:")]
+    assert len(errors) == 1 and message in errors[0], proc.stderr

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from exampleapps import result, result_fields, run_app
+from exampleapps import assert_one_line_error, result, result_fields, run_app
 
 BUILDS = ("pcg", "pcg_f08")
 
@@ -53,6 +53,4 @@ def test_cg_follows_classic_history_within_roundoff(impl, nranks):
 def test_bad_input_is_one_line_error(impl, nranks, args, message):
     for build in BUILDS:
         proc = run_app(impl, nranks, build, *args, check=False)
-        assert proc.returncode != 0
-        errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("pcg: error:")]
-        assert len(errors) == 1 and message in errors[0], proc.stderr
+        assert_one_line_error(proc, "pcg", message)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exampleapps import result, result_fields, run_app
+from exampleapps import assert_one_line_error, result, result_fields, run_app
 
 HALOS = ("bsbr", "sere", "isbr", "isir", "iris")
 M64 = (1 << 64) - 1
@@ -120,9 +120,7 @@ def test_rank0_and_mpiio_write_the_same_file(impl, nranks, tmp_path):
 ])
 def test_bad_input_is_one_line_error(impl, nranks, args, message):
     proc = run_app(impl, nranks, "stencil", *args, check=False)
-    assert proc.returncode != 0
-    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("stencil: error:")]
-    assert len(errors) == 1 and message in errors[0], proc.stderr
+    assert_one_line_error(proc, "stencil", message)
 
 
 def test_existing_output_file_is_not_overwritten(impl, nranks, tmp_path):

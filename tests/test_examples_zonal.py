@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exampleapps import result, result_fields, run_app
+from exampleapps import assert_one_line_error, result, result_fields, run_app
 from test_examples_stencil import _mix
 
 MASK = np.uint64((1 << 20) - 1)
@@ -48,6 +48,4 @@ def test_variants_and_decompositions_agree_with_reference(impl, nranks):
 ])
 def test_bad_input_is_one_line_error(impl, nranks, args, message):
     proc = run_app(impl, nranks, "zonal", *args, check=False)
-    assert proc.returncode != 0
-    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("zonal: error:")]
-    assert len(errors) == 1 and message in errors[0], proc.stderr
+    assert_one_line_error(proc, "zonal", message)

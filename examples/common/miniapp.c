@@ -25,6 +25,16 @@ void miniapp_fail(const char *app, const char *fmt, ...)
     exit(2);
 }
 
+void miniapp_help(const char *usage)
+{
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        fputs(usage, stdout);
+    MPI_Finalize();
+    exit(0);
+}
+
 long miniapp_int(const char *app, const char *opt, const char *text, long lo, long hi)
 {
     char *end;

@@ -16,6 +16,9 @@
 void miniapp_fail(const char *app, const char *fmt, ...)
     __attribute__((noreturn, format(printf, 2, 3)));
 
+/* miniapp_help: print `usage` on rank 0, finalize MPI and exit(0). */
+void miniapp_help(const char *usage) __attribute__((noreturn));
+
 /* miniapp_int: parse a decimal integer in [lo, hi] for option `opt`, or fail. */
 long miniapp_int(const char *app, const char *opt, const char *text, long lo, long hi);
 

@@ -101,12 +101,7 @@ static void parse(int argc, char **argv, int nranks, struct opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            int rank;
-            MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-            if (rank == 0)
-                fputs(usage, stdout);
-            MPI_Finalize();
-            exit(0);
+            miniapp_help(usage);
         } else if (!strcmp(a, "--grid")) {
             o->ndims = miniapp_dims(APP, a, miniapp_value(APP, argc, argv, &i), grid);
         } else if (!strcmp(a, "--procs")) {
