@@ -124,8 +124,10 @@ def _make_kernel_command(kern: K.Kernel):
         if ranks_list:
             given["ranks"] = ranks_list
         out_path = values["output"]
-        if out_path is not None and out_path.exists() and not values["force"]:
-            raise UserError(f"{out_path} exists; choose another --output or pass --force")
+        if out_path is not None:
+            if out_path.exists() and not values["force"]:
+                raise UserError(f"{out_path} exists; choose another --output or pass --force")
+            results.check_writable(out_path)
         result = driver.run_kernel(kern, launcher, args, impl=impl, ranks=ranks_list,
                                    cli_options=given, timeout=values["timeout"],
                                    io_dir=values.get("dir"), keep=bool(values.get("keep")))
@@ -188,5 +190,6 @@ def plot_results(
     loaded = [results.load(f) for f in files]
     if output.exists() and not force:
         raise UserError(f"{output} exists; choose another --output or pass --force")
+    results.check_writable(output)
     plot.plot_results(loaded, output)
     print(output)

@@ -158,9 +158,21 @@ def save(result: dict, path: Path, force: bool = False) -> Path:
     if path.exists() and not force:
         raise UserError(f"{path} exists; choose another --output or pass --force")
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(result, indent=1) + "\n")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(result, indent=1) + "\n")
+        os.replace(tmp, path)
+    except OSError as err:
+        if tmp.parent.is_dir():
+            tmp.unlink(missing_ok=True)
+        raise UserError(f"cannot write {path}: {err.strerror}") from None
     return path
+
+
+def check_writable(path: Path) -> None:
+    """UserError now, before any measuring, if ``path`` cannot be created."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise UserError(f"cannot write {path}: {parent} is not a writable directory")
 
 
 def load(path: str | os.PathLike) -> dict:
