@@ -21,6 +21,9 @@ fi
 
 python3 -m pip install -q --disable-pip-version-check \
   "scikit-build-core>=0.10" numpy typer rich matplotlib pymetis pytest pytest-xdist
+# mpi4py, built against Open MPI, for bench/crosscheck_mpi4py.py (the independent
+# timing loop docs/bench.md compares `mpiscope bench` with).
+MPICC=mpicc.openmpi python3 -m pip install -q --disable-pip-version-check mpi4py
 # --no-build-isolation: use the scikit-build-core installed above; the build
 # directory is kept so a second install only rebuilds what changed.
 python3 -m pip install -q --disable-pip-version-check --no-build-isolation -Cbuild-dir=build .
