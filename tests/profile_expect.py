@@ -1,0 +1,349 @@
+"""Exact expectations for the profiles of the test programs in tests/programs/.
+
+A test describes, per rank, every MPI call a program makes that moves data
+(function, region, bytes sent and received) and every point-to-point message
+(sender, world-rank destination, bytes) in an :class:`Expect`; then
+:func:`assert_profile` compares it with what the runtime wrote:
+
+* FUNCS: calls, bytes_sent, bytes_recv per (rank, function, region), for
+  every function the expectation names and every function of a data-moving
+  kind (p2p, wait, coll, sync, rma, io) the profile holds: an unexpected call
+  is a failure too. Bookkeeping calls (kinds comm, other: MPI_Comm_rank,
+  MPI_Type_commit...) are not asserted.
+* HIST: calls per (rank, function, region, log2 size bucket).
+* PEERS: messages and bytes per (sender, world-rank destination).
+
+Programs run once per (program, implementation, options) per session through
+:class:`Runner` (the ``runner`` fixture), so several tests share one run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mpitest
+from mpiscope import format as fmt
+from mpiscope import native, read
+
+# Kinds whose calls move data or wait for it: every such call must be expected.
+TRAFFIC_KINDS = {"p2p", "wait", "coll", "sync", "rma", "io"}
+OUTSIDE = ""  # region name of calls outside every region
+RUN_TIMEOUT = 120  # seconds; a hang fails the test instead of blocking CI
+
+
+def bucket(nbytes: int) -> int:
+    return fmt.size_bucket(nbytes)
+
+
+@dataclass
+class Expect:
+    """The traffic a program must produce, rank by rank."""
+
+    nranks: int
+    funcs: dict = field(default_factory=lambda: defaultdict(lambda: [0, 0, 0]))
+    hist: Counter = field(default_factory=Counter)
+    peers: dict = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    polled: set = field(default_factory=set)
+
+    def call(self, rank: int, func: str, sent: int = 0, recv: int = 0, *, calls: int = 1,
+             region: str = OUTSIDE, moves: bool | None = None) -> "Expect":
+        """``calls`` calls of ``func`` on ``rank``, each sending ``sent`` and receiving
+        ``recv`` bytes. ``moves``: whether the calls are in the size histogram
+        (default: when they send or receive bytes)."""
+        rec = self.funcs[(rank, func, region)]
+        rec[0] += calls
+        rec[1] += sent * calls
+        rec[2] += recv * calls
+        if moves or (moves is None and (sent or recv)):
+            self.hist[(rank, func, region, bucket(sent or recv))] += calls
+        return self
+
+    def every(self, func: str, sent: int = 0, recv: int = 0, **kw) -> "Expect":
+        """The same calls on every rank."""
+        for r in range(self.nranks):
+            self.call(r, func, sent, recv, **kw)
+        return self
+
+    def msg(self, rank: int, peer: int, nbytes: int, msgs: int = 1) -> "Expect":
+        """``msgs`` point-to-point messages of ``nbytes`` from ``rank`` to world rank ``peer``."""
+        rec = self.peers[(rank, peer)]
+        rec[0] += msgs
+        rec[1] += nbytes * msgs
+        return self
+
+    def poll(self, rank: int, func: str, calls: int, sent: int = 0, recv: int = 0,
+             region: str = OUTSIDE) -> "Expect":
+        """``calls`` calls of a polling function that together moved sent/recv bytes;
+        how many of them completed something is up to the MPI, so its histogram
+        is not compared."""
+        rec = self.funcs[(rank, func, region)]
+        rec[0] += calls
+        rec[1] += sent
+        rec[2] += recv
+        self.polled.add(func)
+        return self
+
+    def names(self) -> set[str]:
+        return {f for (_, f, _) in self.funcs}
+
+
+# ---------------------------------------------------------------------------
+# What the profile says, as plain dicts keyed like Expect's
+
+
+def region_name(prof, rid: int) -> str:
+    return OUTSIDE if rid == 0 else prof.region_names.get(int(rid), f"?{int(rid):016x}")
+
+
+def observed_funcs(prof) -> dict:
+    out = defaultdict(lambda: [0, 0, 0])
+    names = prof.functions
+    for rec in prof.funcs:
+        key = (int(rec["rank"]), names[int(rec["func"])], region_name(prof, int(rec["region"])))
+        out[key][0] += int(rec["calls"])
+        out[key][1] += int(rec["bytes_sent"])
+        out[key][2] += int(rec["bytes_recv"])
+    return out
+
+
+def observed_hist(prof) -> Counter:
+    out = Counter()
+    names = prof.functions
+    for rec in prof.hist:
+        out[(int(rec["rank"]), names[int(rec["func"])], region_name(prof, int(rec["region"])),
+             int(rec["bucket"]))] += int(rec["count"])
+    return out
+
+
+def observed_peers(prof) -> dict:
+    out = defaultdict(lambda: [0, 0])
+    for rec in prof.peers:
+        key = (int(rec["rank"]), int(rec["peer"]))
+        out[key][0] += int(rec["msgs"])
+        out[key][1] += int(rec["bytes"])
+    return out
+
+
+def watched(prof, expect: Expect) -> set[str]:
+    kinds = dict(zip(prof.functions, prof.function_kinds))
+    used = {prof.functions[int(f)] for f in np.unique(prof.funcs["func"])} if len(prof.funcs) \
+        else set()
+    return expect.names() | {f for f in used if kinds.get(f) in TRAFFIC_KINDS}
+
+
+def _diff(what: str, want: dict, got: dict, keys) -> list[str]:
+    lines = []
+    for key in sorted(keys, key=str):
+        w, g = want.get(key), got.get(key)
+        if w is None:
+            w = [0] * len(g) if isinstance(g, list) else 0
+        if g is None:
+            g = [0] * len(w) if isinstance(w, list) else 0
+        if list(np.atleast_1d(w)) != list(np.atleast_1d(g)):
+            lines.append(f"{what} {key}: expected {w}, got {g}")
+    return lines
+
+
+def mismatches(prof, expect: Expect) -> list[str]:
+    """Every difference between the profile and the expectation, one line each."""
+    names = watched(prof, expect)
+    want_f = {k: v for k, v in expect.funcs.items() if k[1] in names}
+    got_f = {k: v for k, v in observed_funcs(prof).items() if k[1] in names}
+    lines = _diff("FUNCS (rank, function, region) [calls, sent, recv]", want_f, got_f,
+                  set(want_f) | set(got_f))
+    exact = names - expect.polled
+    want_h = {k: v for k, v in expect.hist.items() if k[1] in exact}
+    got_h = {k: v for k, v in observed_hist(prof).items() if k[1] in exact}
+    lines += _diff("HIST (rank, function, region, bucket) calls", want_h, got_h,
+                   set(want_h) | set(got_h))
+    want_p, got_p = dict(expect.peers), observed_peers(prof)
+    lines += _diff("PEERS (rank, peer) [msgs, bytes]", want_p, got_p, set(want_p) | set(got_p))
+    return lines
+
+
+def assert_profile(prof, expect: Expect) -> None:
+    assert prof.mode == "full", prof.mode
+    assert prof.nranks == expect.nranks
+    bad = mismatches(prof, expect)
+    assert not bad, f"{len(bad)} differences from the expected traffic:\n" + "\n".join(bad[:40])
+
+
+def assert_rank_sanity(prof, threads: int = 1, sync: bool = False) -> None:
+    """Times are positive and nested (wait and sync within MPI, MPI within wall);
+    every function's min <= mean <= max; the threads that called MPI."""
+    r = prof.ranks
+    assert np.array_equal(r["rank"], np.arange(prof.nranks))
+    assert np.all(r["wall"] > 0) and np.all(r["mpi"] > 0)
+    assert np.all(r["mpi"] <= r["wall"] * 1.01 + 1e-3), (r["mpi"], r["wall"])
+    assert np.all(r["wait"] <= r["mpi"] + 1e-9)
+    if sync:
+        assert np.all(r["sync"] > 0) and np.all(r["sync"] <= r["mpi"] + 1e-9)
+    else:
+        assert np.all(r["sync"] == 0)
+    assert np.all(r["overflow"] == 0)
+    assert list(r["threads"]) == [threads] * prof.nranks
+    f = prof.funcs
+    calls = f["calls"].astype(np.float64)
+    assert np.all(f["calls"] > 0)
+    assert np.all(f["time_min"] >= 0) and np.all(f["time_min"] <= f["time_max"])
+    assert np.all(f["time_min"] * calls <= f["time"] * (1 + 1e-9) + 1e-12)
+    assert np.all(f["time"] <= f["time_max"] * calls * (1 + 1e-9) + 1e-12)
+
+
+def assert_one_node(prof) -> None:
+    """All ranks ran on this machine: one node record, every message on-node."""
+    assert list(prof.ranks["node"]) == [0] * prof.nranks
+    assert len(prof.nodes) == 1
+    node = prof.nodes[0]
+    assert (int(node["node"]), int(node["nranks"])) == (0, prof.nranks)
+    assert node["hostname"].decode() == socket.gethostname()[:63]
+    sent_msgs = np.bincount(prof.peers["rank"], weights=prof.peers["msgs"],
+                            minlength=prof.nranks)
+    sent_bytes = np.bincount(prof.peers["rank"], weights=prof.peers["bytes"],
+                             minlength=prof.nranks)
+    assert list(prof.ranks["on_node_msgs"]) == list(sent_msgs.astype(np.uint64))
+    assert list(prof.ranks["on_node_bytes"]) == list(sent_bytes.astype(np.uint64))
+    assert not prof.ranks["off_node_msgs"].any() and not prof.ranks["off_node_bytes"].any()
+
+
+# ---------------------------------------------------------------------------
+# Running the programs
+
+
+@dataclass
+class Run:
+    """One launch of a test program."""
+
+    impl: str
+    program: str
+    nranks: int
+    cmd: list
+    rc: int
+    stdout: str
+    stderr: str
+    outdir: Path
+    elapsed: float = 0.0
+
+    @property
+    def results(self) -> list[str]:
+        """The program's own result lines, sorted (ranks print in any order)."""
+        return sorted(line for line in self.stdout.splitlines() if " checksum " in line)
+
+    def assert_ok(self) -> None:
+        assert self.rc == 0, f"{self.cmd} exited {self.rc}\n{self.stderr[-3000:]}"
+        lines = self.results
+        assert len(lines) == self.nranks, self.stdout[-3000:]
+        assert all(line.endswith(" ok") for line in lines), "\n".join(lines)
+
+    @property
+    def polls(self) -> dict:
+        """(rank, function) -> calls, from the program's `polls` lines on stderr."""
+        return {(int(m[1]), m[2]): int(m[3]) for m in
+                re.finditer(r"^polls rank (\d+) (\S+) (\d+)$", self.stderr, re.M)}
+
+    @property
+    def profiles(self) -> list[Path]:
+        return sorted(self.outdir.glob("*.mpiscope"))
+
+    @property
+    def profile(self):
+        files = self.profiles
+        assert len(files) == 1, f"expected one profile in {self.outdir}, found {files}\n" \
+                                f"stderr:\n{self.stderr[-3000:]}"
+        return read(files[0])
+
+
+def program_path(impl: str, name: str) -> str:
+    return str(native.program(impl, f"tests/{name}"))
+
+
+class Runner:
+    """Launches test programs, each distinct launch once per session."""
+
+    def __init__(self, base: Path):
+        self.base = base
+        self.cache: dict = {}
+
+    def run(self, impl: str, program: str, *args: str, how: str = "mpiscope",
+            mode: str | None = None, sync: bool = False, env: dict | None = None,
+            launcher_args: tuple = (), outdir: str | None = None, timeout: float = RUN_TIMEOUT,
+            fresh: bool = False) -> Run:
+        """Launch ``program`` on mpitest.NRANKS[impl] ranks.
+
+        how: "plain" (no runtime), "mpiscope" (``mpiscope run --dir``), "preload"
+            (``LD_PRELOAD=libmpiscope.so`` in the launcher's environment, run in
+            the output directory, nothing else).
+        outdir: MPISCOPE_DIR for "mpiscope" (default: a fresh directory).
+        """
+        key = (impl, program, args, how, mode, sync, tuple(sorted((env or {}).items())),
+               launcher_args, outdir)
+        if key in self.cache and not fresh:
+            return self.cache[key]
+        n = mpitest.NRANKS[impl]
+        rundir = Path(os.path.join(self.base, f"{program}-{impl}-{how}-{len(self.cache)}"))
+        rundir.mkdir(parents=True, exist_ok=True)
+        launch = [*mpitest.launcher(impl, n), *launcher_args, program_path(impl, program), *args]
+        run_env = dict(env or {})
+        if how == "plain":
+            cmd = launch
+        elif how == "preload":
+            run_env["LD_PRELOAD"] = str(native.runtime_library(impl))
+            cmd = launch
+        elif how == "mpiscope":
+            opts = ["--dir", outdir or str(rundir), "--mpi", impl]
+            if mode:
+                opts += ["--mode", mode]
+            if sync:
+                opts.append("--sync")
+            cmd = mpitest.mpiscope_cmd("run", *opts, "--", *launch)
+        else:
+            raise ValueError(how)
+        start = time.monotonic()
+        proc = subprocess.run(cmd, cwd=rundir, env=mpitest.mpi_env(run_env), capture_output=True,
+                              text=True, timeout=timeout)
+        run = Run(impl, program, n, cmd, proc.returncode, proc.stdout, proc.stderr,
+                  Path(outdir) if outdir and how == "mpiscope" else rundir,
+                  time.monotonic() - start)
+        self.cache[key] = run
+        return run
+
+
+@pytest.fixture(scope="session")
+def runner(tmp_path_factory) -> Runner:
+    return Runner(tmp_path_factory.mktemp("runs"))
+
+
+def run_both(runner: Runner, impl: str, program: str, *args: str) -> tuple[Run, Run]:
+    """The program with the runtime (mpiscope run) and without; both must succeed
+    with identical result lines."""
+    profiled = runner.run(impl, program, *args)
+    plain = runner.run(impl, program, *args, how="plain")
+    plain.assert_ok()
+    profiled.assert_ok()
+    return profiled, plain
+
+
+def check_program(runner: Runner, impl: str, program: str, expect_fn, *args: str,
+                  threads: int = 1):
+    """Run ``program`` with and without the runtime and assert everything exactly:
+    identical result lines, the traffic ``expect_fn(nranks, polls)`` describes,
+    sane per-rank figures, one node. Returns the profile."""
+    profiled, plain = run_both(runner, impl, program, *args)
+    assert profiled.results == plain.results, "the runtime changed the program's output"
+    prof = profiled.profile
+    assert os.path.realpath(prof.meta["program"]) == os.path.realpath(program_path(impl, program))
+    assert prof.meta["argv"][1:] == list(args)
+    assert_profile(prof, expect_fn(prof.nranks, profiled.polls))
+    assert_rank_sanity(prof, threads=threads)
+    assert_one_node(prof)
+    return prof

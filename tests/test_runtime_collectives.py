@@ -1,0 +1,93 @@
+"""Collective programs under the runtime: exact calls, bytes and buckets per rank.
+
+Convention asserted (docs/profile-format.md): bytes are the posted sizes.
+bytes_sent is what a rank's send buffer holds for the operation (count x type
+size, times the number of destinations for the rooted/all-to-all ones that send
+a block to each); bytes_recv is what its receive buffer is to hold. A root's
+MPI_IN_PLACE contribution counts as sent. Collectives are not point-to-point
+peers. MPISCOPE_SYNC barriers are tested in test_runtime_modes.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from profile_expect import Expect, check_program, runner  # noqa: F401  (fixture)
+
+
+def tri(P: int) -> int:
+    return P * (P + 1) // 2
+
+
+def coll_blocking(P: int, polls: dict) -> Expect:
+    e = Expect(P)
+    for r in range(P):
+        e.call(r, "MPI_Barrier")
+        e.call(r, "MPI_Bcast", 40 if r == 0 else 0, 0 if r == 0 else 40)
+        e.call(r, "MPI_Reduce", 32, 32 if r == P - 1 else 0)
+        e.call(r, "MPI_Allreduce", 24, 24)
+        e.call(r, "MPI_Gather", 8, 8 * P if r == 0 else 0)
+        e.call(r, "MPI_Gatherv", 4 * (r + 1), 4 * tri(P) if r == 1 % P else 0)
+        e.call(r, "MPI_Scatter", 20 * P if r == 0 else 0, 20)
+        e.call(r, "MPI_Scatterv", 4 * tri(P) if r == 0 else 0, 4 * (r + 1))
+        e.call(r, "MPI_Allgather", 24, 24 * P)
+        e.call(r, "MPI_Allgatherv", 4 * (r + 1), 4 * tri(P))
+        e.call(r, "MPI_Alltoall", 4 * P, 4 * P)
+        e.call(r, "MPI_Alltoallv", 4 * tri(P), 4 * (r + 1) * P)
+        e.call(r, "MPI_Reduce_scatter_block", 8 * P, 8)
+        e.call(r, "MPI_Reduce_scatter", 4 * tri(P), 4 * (r + 1))
+        e.call(r, "MPI_Scan", 4, 4).call(r, "MPI_Exscan", 4, 4)
+    return e
+
+
+def coll_inplace(P: int, polls: dict) -> Expect:
+    e = Expect(P)
+    for r in range(P):
+        e.call(r, "MPI_Allreduce", 28, 28)
+        e.call(r, "MPI_Reduce", 40, 40 if r == 0 else 0)
+        e.call(r, "MPI_Allgather", 12, 12 * P)
+        e.call(r, "MPI_Gather", 16, 16 * P if r == P - 1 else 0)
+        e.call(r, "MPI_Scatter", 8 * P if r == 0 else 0, 8)
+        e.call(r, "MPI_Alltoall", 8 * P, 8 * P)
+        e.call(r, "MPI_Reduce_scatter_block", 12 * P, 12)
+        e.call(r, "MPI_Scan", 4, 4)
+    return e
+
+
+def coll_nonblocking(P: int, polls: dict) -> Expect:
+    e = Expect(P)
+    for r in range(P):
+        e.call(r, "MPI_Ibarrier")
+        e.call(r, "MPI_Ibcast", 48 if r == 0 else 0, 0 if r == 0 else 48)
+        e.call(r, "MPI_Ireduce", 12, 12 if r == 0 else 0)
+        e.call(r, "MPI_Iallreduce", 8, 8)
+        e.call(r, "MPI_Igather", 4, 4 * P if r == 0 else 0)
+        e.call(r, "MPI_Iscatter", 16 * P if r == 0 else 0, 16)
+        e.call(r, "MPI_Iallgather", 8, 8 * P)
+        e.call(r, "MPI_Ialltoall", 12 * P, 12 * P)
+        e.call(r, "MPI_Iscan", 4, 4)
+        e.call(r, "MPI_Wait", calls=6).call(r, "MPI_Waitall")
+    return e
+
+
+def coll_neighbor(P: int, polls: dict) -> Expect:
+    # A 1-D periodic ring: 2 neighbours in, 2 out (the same rank twice at P = 2).
+    e = Expect(P)
+    for r in range(P):
+        e.call(r, "MPI_Neighbor_allgather", 24, 24)
+        e.call(r, "MPI_Neighbor_alltoall", 16, 16)
+        e.call(r, "MPI_Neighbor_allgatherv", 32, 32)
+        e.call(r, "MPI_Neighbor_alltoallv", 16, 16)
+        e.call(r, "MPI_Ineighbor_allgather", 48, 48)
+        e.call(r, "MPI_Ineighbor_alltoall", 56, 56)
+        e.call(r, "MPI_Wait", calls=2)
+    return e
+
+
+PROGRAMS = {f.__name__: f for f in (coll_blocking, coll_inplace, coll_nonblocking,
+                                    coll_neighbor)}
+
+
+@pytest.mark.parametrize("program", sorted(PROGRAMS))
+def test_exact_traffic(runner, impl, program):  # noqa: F811
+    check_program(runner, impl, program, PROGRAMS[program])

@@ -1,0 +1,118 @@
+"""Derived datatypes, sub-communicators, Pcontrol regions and threads under the runtime.
+
+Peers are always WORLD ranks, whatever communicator a message went through;
+bytes are count x MPI_Type_size (not the extent); every call is charged to the
+innermost open MPI_Pcontrol region.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mpiscope import format as fmt
+from profile_expect import OUTSIDE, Expect, check_program, runner  # noqa: F401  (fixture)
+
+
+def ring(P: int, r: int) -> tuple[int, int]:
+    return (r - 1) % P, (r + 1) % P
+
+
+def datatypes(P: int, polls: dict) -> Expect:
+    e = Expect(P)
+    for r in range(P):
+        left, right = ring(P, r)
+        for n in (48, 160, 63, 16):  # contiguous x4, vector x2, struct x3, indexed x1
+            e.call(r, "MPI_Sendrecv", n, n).msg(r, right, n)
+        e.call(r, "MPI_Bcast", 80 if r == 0 else 0, 0 if r == 0 else 80)
+        e.call(r, "MPI_Allgather", 12, 12 * P)
+    return e
+
+
+def dims_create(n: int) -> tuple[int, int]:
+    """MPI_Dims_create(n, 2): the most balanced factors, larger first."""
+    a = int(n ** 0.5)
+    while n % a:
+        a -= 1
+    return n // a, a
+
+
+def subcomm(P: int, polls: dict) -> Expect:
+    assert P % 2 == 0, "subcomm pairs the even and odd halves"
+    e = Expect(P)
+    d0, d1 = dims_create(P)
+    for r in range(P):
+        # half: same parity, decreasing world rank; half rank k is world rank top - 2k
+        top = P - 1 if (P - 1) % 2 == r % 2 else P - 2
+        other_top = P - 1 if top == P - 2 else P - 2
+        h, size = (top - r) // 2, P // 2
+        x, y = divmod(r, d1)
+        for n, peer in ((24, top - 2 * ((h + 1) % size)),      # split
+                        (20, (r + 1) % P),                      # dup
+                        (16, x * d1 + (y + 1) % d1),            # cart, dimension 1
+                        (12, ((x + 1) % d0) * d1 + y),          # cart, dimension 0
+                        (8, other_top - 2 * h)):                # intercommunicator
+            e.call(r, "MPI_Sendrecv", n, n).msg(r, peer, n)
+        e.call(r, "MPI_Allreduce", 4, 4).call(r, "MPI_Barrier")
+    return e
+
+
+def regions(P: int, polls: dict) -> Expect:
+    e = Expect(P)
+    for r in range(P):
+        e.call(r, "MPI_Barrier")
+        e.call(r, "MPI_Allreduce", 4, 4, calls=2, region="outer")
+        e.call(r, "MPI_Sendrecv", 8, 8, calls=3, region="inner")
+        e.msg(r, (r + 1) % P, 8, msgs=3)
+        e.call(r, "MPI_Bcast", 12 if r == 0 else 0, 0 if r == 0 else 12, calls=3, region="solo")
+        if r % 2 == 0 and r + 1 < P:
+            e.call(r, "MPI_Send", 16, region="evens").msg(r, r + 1, 16)
+        if r % 2 == 1:
+            e.call(r, "MPI_Recv", recv=16)
+    return e
+
+
+def threads(P: int, polls: dict) -> Expect:
+    e = Expect(P)
+    for r in range(P):
+        left, right = ring(P, r)
+        e.call(r, "MPI_Sendrecv", 24, 24, calls=30).msg(r, left, 24, msgs=30)
+        e.call(r, "MPI_Sendrecv", 32, 32, calls=20).msg(r, right, 32, msgs=20)
+    return e
+
+
+PROGRAMS = {f.__name__: f for f in (datatypes, subcomm, regions, threads)}
+
+
+@pytest.mark.parametrize("program", sorted(PROGRAMS))
+def test_exact_traffic(runner, impl, program):  # noqa: F811
+    check_program(runner, impl, program, PROGRAMS[program],
+                  threads=2 if program == "threads" else 1)
+
+
+def test_region_tree(runner, impl):  # noqa: F811
+    """Region records: depth, parent, entries per rank; ids are FNV-1a of the names."""
+    prof = runner.run(impl, "regions").profile
+    P = prof.nranks
+    assert prof.region_names == {0: "(outside regions)", **{
+        fmt.fnv1a64(n): n for n in ("outer", "inner", "solo", "evens")}}
+    got = {(int(x["rank"]), prof.region_names[int(x["region"])]):
+           (int(x["depth"]), prof.region_names[int(x["parent"])] if x["parent"] else OUTSIDE,
+            int(x["entries"])) for x in prof.regions}
+    want = {}
+    for r in range(P):
+        want[(r, "outer")] = (1, OUTSIDE, 1)
+        want[(r, "inner")] = (2, "outer", 2)
+        want[(r, "solo")] = (1, OUTSIDE, 3)
+        if r % 2 == 0:
+            want[(r, "evens")] = (1, OUTSIDE, 1)
+    assert got == want
+    assert len(prof.regions) == len(want)
+    # Inclusive wall time: a region holds its children, and all lie within the run.
+    wall = {k: float(x["wall"]) for k, x in zip(got, prof.regions)}
+    for r in range(P):
+        assert 0 < wall[(r, "inner")] <= wall[(r, "outer")] <= prof.ranks["wall"][r]
+    # MPI_Pcontrol is itself a call: twice per region entry on every rank.
+    if "MPI_Pcontrol" in prof.functions:
+        f = prof.funcs[prof.funcs["func"] == prof.func_id("MPI_Pcontrol")]
+        per_rank = {r: int(f["calls"][f["rank"] == r].sum()) for r in range(P)}
+        assert per_rank == {r: 2 * (1 + 2 + 3 + (r % 2 == 0)) for r in range(P)}

@@ -1,0 +1,75 @@
+"""The runtime under bad settings, unwritable directories, non-zero exits,
+MPI_Abort and a dying rank: a warning at most, the application's own results
+and exit code, never a hang."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpiscope import format as fmt
+from mpiscope import read
+from profile_expect import assert_profile, runner  # noqa: F401  (fixture)
+from test_runtime_p2p import p2p_blocking
+
+HANG_LIMIT = 60  # seconds a failing job may take to end
+
+
+def _lines_naming(text: str, word: str) -> list[str]:
+    return [line for line in text.splitlines() if word in line]
+
+
+@pytest.mark.parametrize("name,value", [("MPISCOPE_MODE", "bogus"), ("MPISCOPE_SYNC", "maybe")])
+def test_bad_setting_warns_once_and_uses_default(runner, impl, name, value):  # noqa: F811
+    run = runner.run(impl, "p2p_blocking", how="preload", env={name: value})
+    plain = runner.run(impl, "p2p_blocking", how="plain")
+    run.assert_ok()
+    assert run.results == plain.results
+    warnings = _lines_naming(run.stderr, name)
+    assert len(warnings) == 1, run.stderr
+    assert "warning" in warnings[0] and value in warnings[0]
+    prof = run.profile
+    assert prof.mode == "full" and not prof.flags & fmt.FLAG_SYNC
+    assert_profile(prof, p2p_blocking(prof.nranks, {}))
+
+
+def _unwritable_dirs(tmp_path) -> dict:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory\n")
+    # /proc refuses new files even to root (a chmod'ed directory would not).
+    return {"under-a-file": str(blocker / "sub"), "read-only": "/proc"}
+
+
+@pytest.mark.parametrize("where", ["under-a-file", "read-only"])
+@pytest.mark.parametrize("program,code", [("p2p_blocking", 0), ("exit_code", 3)])
+def test_unwritable_dir_warns_and_keeps_exit_code(runner, impl, tmp_path, where, program,
+                                                  code):  # noqa: F811
+    outdir = _unwritable_dirs(tmp_path)[where]
+    run = runner.run(impl, program, how="preload", env={"MPISCOPE_DIR": outdir})
+    plain = runner.run(impl, program, how="plain")
+    assert (run.rc, plain.rc) == (code, code), run.stderr
+    assert run.results == plain.results and len(run.results) == run.nranks
+    warnings = _lines_naming(run.stderr, "mpiscope: warning")
+    assert len(warnings) == 1 and outdir in warnings[0], run.stderr
+    assert not run.profiles
+
+
+def test_own_exit_code_is_kept_and_profile_written(runner, impl):  # noqa: F811
+    """A program that finishes MPI and exits 3: mpiscope run exits 3 too, with a profile."""
+    run = runner.run(impl, "exit_code")
+    assert run.rc == 3, run.stderr
+    prof = run.profile
+    assert prof.nranks == run.nranks
+    calls = prof.funcs[prof.funcs["func"] == prof.func_id("MPI_Allreduce")]
+    assert sorted(calls["rank"]) == list(range(run.nranks)) and set(calls["calls"]) == {1}
+
+
+@pytest.mark.parametrize("program", ["abort", "rank_dies"])
+def test_abort_and_dead_rank_end_without_hang(runner, impl, program):  # noqa: F811
+    plain = runner.run(impl, program, how="plain", timeout=HANG_LIMIT * 2)
+    run = runner.run(impl, program, timeout=HANG_LIMIT * 2)
+    assert plain.rc != 0 and run.rc == plain.rc, (run.rc, plain.rc, run.stderr[-2000:])
+    if program == "abort":
+        assert plain.rc == 7
+    assert run.elapsed < HANG_LIMIT, f"{program} took {run.elapsed:.1f} s under the runtime"
+    for path in run.profiles:  # a profile, if any, is complete and readable
+        read(path)

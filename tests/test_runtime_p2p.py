@@ -1,0 +1,111 @@
+"""Point-to-point programs under the runtime: exact calls, bytes, buckets and peers.
+
+Conventions asserted here (docs/profile-format.md): a send's bytes and its
+message to the peer are recorded by the call that starts it (MPI_Send,
+MPI_Isend, each MPI_Start of a persistent send); a receive's bytes are the
+MPI_Status count, recorded by the call that completes it (MPI_Recv, MPI_Wait*,
+MPI_Test*, MPI_Mrecv); MPI_PROC_NULL moves nothing and is no peer.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from profile_expect import Expect, check_program, runner  # noqa: F401  (fixture)
+
+
+def ring(P: int, r: int) -> tuple[int, int]:
+    return (r - 1) % P, (r + 1) % P
+
+
+def p2p_blocking(P: int, polls: dict) -> Expect:
+    e = Expect(P)
+    for r in range(P):
+        left, right = ring(P, r)
+        e.call(r, "MPI_Send", 40).call(r, "MPI_Ssend", 400).call(r, "MPI_Bsend", 1000)
+        e.call(r, "MPI_Rsend", 12)
+        for n in (40, 400, 1000):
+            e.call(r, "MPI_Recv", recv=n)
+        e.call(r, "MPI_Irecv").call(r, "MPI_Wait", recv=12).call(r, "MPI_Barrier")
+        e.call(r, "MPI_Sendrecv", 8000, 8000).call(r, "MPI_Sendrecv_replace", 40, 40)
+        for n in (40, 400, 1000, 12, 8000):
+            e.msg(r, right, n)
+        e.msg(r, left, 40)
+    return e
+
+
+def p2p_nonblocking(P: int, polls: dict) -> Expect:
+    e = Expect(P)
+    for r in range(P):
+        left, right = ring(P, r)
+        to_right = [64, 256, 28, 400, 12, 4, 8, 20, 24]
+        to_left = [256, 400]
+        for n in to_right:
+            e.call(r, "MPI_Isend", n).msg(r, right, n)
+        for n in to_left:
+            e.call(r, "MPI_Isend", n).msg(r, left, n)
+        e.call(r, "MPI_Irecv", calls=10)
+        e.call(r, "MPI_Wait", recv=64).call(r, "MPI_Wait")
+        e.call(r, "MPI_Waitall", recv=512)
+        e.call(r, "MPI_Waitany", recv=28).call(r, "MPI_Waitany")
+        e.poll(r, "MPI_Waitsome", polls[(r, "MPI_Waitsome")], recv=800)
+        e.poll(r, "MPI_Test", polls[(r, "MPI_Test")], recv=12)
+        e.poll(r, "MPI_Testall", polls[(r, "MPI_Testall")], recv=4)
+        e.poll(r, "MPI_Testany", polls[(r, "MPI_Testany")], recv=8)
+        e.poll(r, "MPI_Testsome", polls[(r, "MPI_Testsome")], recv=20)
+        e.call(r, "MPI_Request_free").call(r, "MPI_Recv", recv=24)
+    return e
+
+
+def p2p_persistent(P: int, polls: dict, iters: int = 5) -> Expect:
+    e = Expect(P)
+    for r in range(P):
+        left, right = ring(P, r)
+        e.call(r, "MPI_Send_init", calls=2).call(r, "MPI_Recv_init", calls=2)
+        e.call(r, "MPI_Startall", 200, calls=iters).call(r, "MPI_Waitall", recv=200, calls=iters)
+        e.call(r, "MPI_Start", 64, calls=iters).call(r, "MPI_Start", calls=iters)
+        e.call(r, "MPI_Wait", recv=64, calls=iters).call(r, "MPI_Wait", calls=iters)
+        e.call(r, "MPI_Request_free", calls=4)
+        e.msg(r, right, 200, msgs=iters).msg(r, left, 64, msgs=iters)
+    return e
+
+
+def p2p_probe(P: int, polls: dict) -> Expect:
+    e = Expect(P)
+    e.call(0, "MPI_Probe", calls=P - 1)
+    for s in range(1, P):
+        e.call(0, "MPI_Recv", recv=4 * (s + 1)).call(0, "MPI_Recv", recv=4 * s)
+        e.call(s, "MPI_Send", 4 * (s + 1)).call(s, "MPI_Send", 4 * s)
+        e.msg(s, 0, 4 * (s + 1)).msg(s, 0, 4 * s)
+    for r in range(P):
+        left, right = ring(P, r)
+        e.call(r, "MPI_Barrier", calls=2)
+        for n in (36, 44, 52):
+            e.call(r, "MPI_Isend", n).msg(r, right, n)
+        e.call(r, "MPI_Wait", calls=3)
+        e.call(r, "MPI_Mprobe").call(r, "MPI_Mrecv", recv=36).call(r, "MPI_Mrecv", recv=44)
+        e.poll(r, "MPI_Improbe", polls[(r, "MPI_Improbe")])
+        e.poll(r, "MPI_Iprobe", polls[(r, "MPI_Iprobe")])
+        e.call(r, "MPI_Recv", recv=52)
+    return e
+
+
+def proc_null(P: int, polls: dict) -> Expect:
+    e = Expect(P)
+    for r in range(P):
+        up, down = r + 1 < P, r > 0
+        e.call(r, "MPI_Send").call(r, "MPI_Recv")
+        e.call(r, "MPI_Isend").call(r, "MPI_Irecv").call(r, "MPI_Waitall")
+        e.call(r, "MPI_Sendrecv", 32 if up else 0, 32 if down else 0)
+        if up:
+            e.msg(r, r + 1, 32)
+    return e
+
+
+PROGRAMS = {f.__name__: f for f in (p2p_blocking, p2p_nonblocking, p2p_persistent, p2p_probe,
+                                    proc_null)}
+
+
+@pytest.mark.parametrize("program", sorted(PROGRAMS))
+def test_exact_traffic(runner, impl, program):  # noqa: F811
+    check_program(runner, impl, program, PROGRAMS[program])
