@@ -1,11 +1,12 @@
 """Collective programs under the runtime: exact calls, bytes and buckets per rank.
 
-Convention asserted (docs/profile-format.md): bytes are the posted sizes.
-bytes_sent is what a rank's send buffer holds for the operation (count x type
-size, times the number of destinations for the rooted/all-to-all ones that send
-a block to each); bytes_recv is what its receive buffer is to hold. A root's
-MPI_IN_PLACE contribution counts as sent. Collectives are not point-to-point
-peers. MPISCOPE_SYNC barriers are tested in test_runtime_modes.py.
+Convention asserted (docs/profile-format.md, runtime/functions.py): bytes are
+the sizes of the buffers the arguments describe. bytes_sent is what a rank's
+send buffer holds for the operation (one block for Allgather and
+Neighbor_allgather, a block per destination for Scatter at the root and the
+all-to-alls); bytes_recv is what its receive buffer is to hold. A buffer
+given as MPI_IN_PLACE counts 0. Collectives are not point-to-point peers.
+MPISCOPE_SYNC barriers are tested in test_runtime_modes.py.
 """
 
 from __future__ import annotations
@@ -43,14 +44,14 @@ def coll_blocking(P: int, polls: dict) -> Expect:
 def coll_inplace(P: int, polls: dict) -> Expect:
     e = Expect(P)
     for r in range(P):
-        e.call(r, "MPI_Allreduce", 28, 28)
-        e.call(r, "MPI_Reduce", 40, 40 if r == 0 else 0)
-        e.call(r, "MPI_Allgather", 12, 12 * P)
-        e.call(r, "MPI_Gather", 16, 16 * P if r == P - 1 else 0)
-        e.call(r, "MPI_Scatter", 8 * P if r == 0 else 0, 8)
-        e.call(r, "MPI_Alltoall", 8 * P, 8 * P)
-        e.call(r, "MPI_Reduce_scatter_block", 12 * P, 12)
-        e.call(r, "MPI_Scan", 4, 4)
+        e.call(r, "MPI_Allreduce", 0, 28)
+        e.call(r, "MPI_Reduce", 0 if r == 0 else 40, 40 if r == 0 else 0)
+        e.call(r, "MPI_Allgather", 0, 12 * P)
+        e.call(r, "MPI_Gather", 0 if r == P - 1 else 16, 16 * P if r == P - 1 else 0)
+        e.call(r, "MPI_Scatter", 8 * P if r == 0 else 0, 0 if r == 0 else 8)
+        e.call(r, "MPI_Alltoall", 0, 8 * P)
+        e.call(r, "MPI_Reduce_scatter_block", 0, 12)
+        e.call(r, "MPI_Scan", 0, 4)
     return e
 
 
@@ -74,11 +75,11 @@ def coll_neighbor(P: int, polls: dict) -> Expect:
     # A 1-D periodic ring: 2 neighbours in, 2 out (the same rank twice at P = 2).
     e = Expect(P)
     for r in range(P):
-        e.call(r, "MPI_Neighbor_allgather", 24, 24)
+        e.call(r, "MPI_Neighbor_allgather", 12, 24)
         e.call(r, "MPI_Neighbor_alltoall", 16, 16)
-        e.call(r, "MPI_Neighbor_allgatherv", 32, 32)
+        e.call(r, "MPI_Neighbor_allgatherv", 16, 32)
         e.call(r, "MPI_Neighbor_alltoallv", 16, 16)
-        e.call(r, "MPI_Ineighbor_allgather", 48, 48)
+        e.call(r, "MPI_Ineighbor_allgather", 24, 48)
         e.call(r, "MPI_Ineighbor_alltoall", 56, 56)
         e.call(r, "MPI_Wait", calls=2)
     return e

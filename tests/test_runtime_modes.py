@@ -107,7 +107,7 @@ def test_sync_records_barrier_time_without_changing_counts(runner, impl):  # noq
     e = coll_blocking(prof.nranks, {})
     kinds = dict(zip(prof.functions, prof.function_kinds))
     for (rank, func, region), (calls, _, _) in list(e.funcs.items()):
-        e.call(rank, f"{func}:sync", calls=calls, region=region, moves=False)
+        e.call(rank, f"{func}:sync", calls=calls, region=region)
         assert kinds[f"{func}:sync"] == "sync"
     assert_profile(prof, e)
     assert_rank_sanity(prof, sync=True)
