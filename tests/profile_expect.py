@@ -55,6 +55,11 @@ def moves_data(func: str) -> bool:
     return not _NOT_MOVING.search(func)
 
 
+def ring(P: int, r: int) -> tuple[int, int]:
+    """(left, right) neighbours of rank r on a ring of P ranks."""
+    return (r - 1) % P, (r + 1) % P
+
+
 def bucket(nbytes: int) -> int:
     return fmt.size_bucket(nbytes)
 
@@ -181,6 +186,12 @@ def assert_profile(prof, expect: Expect) -> None:
     assert prof.nranks == expect.nranks
     bad = mismatches(prof, expect)
     assert not bad, f"{len(bad)} differences from the expected traffic:\n" + "\n".join(bad[:40])
+
+
+def setting(prof, name: str):
+    """A setting in effect as META records it (``name`` without the MPISCOPE_ prefix)."""
+    settings = prof.meta["settings"]
+    return settings.get(f"MPISCOPE_{name}", settings.get(name, settings.get(name.lower())))
 
 
 def assert_rank_sanity(prof, threads: int = 1, sync: bool = False) -> None:

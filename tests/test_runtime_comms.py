@@ -10,11 +10,7 @@ from __future__ import annotations
 import pytest
 
 from mpiscope import format as fmt
-from profile_expect import OUTSIDE, Expect, check_program, runner  # noqa: F401  (fixture)
-
-
-def ring(P: int, r: int) -> tuple[int, int]:
-    return (r - 1) % P, (r + 1) % P
+from profile_expect import OUTSIDE, Expect, check_program, ring, runner  # noqa: F401  (fixture)
 
 
 def datatypes(P: int, polls: dict) -> Expect:

@@ -8,7 +8,7 @@ import pytest
 
 from mpiscope import format as fmt
 from mpiscope import read
-from profile_expect import assert_profile, runner  # noqa: F401  (fixture)
+from profile_expect import assert_profile, runner, setting  # noqa: F401  (fixture)
 from test_runtime_p2p import p2p_blocking
 
 HANG_LIMIT = 60  # seconds a failing job may take to end
@@ -29,6 +29,8 @@ def test_bad_setting_warns_once_and_uses_default(runner, impl, name, value):  # 
     assert "warning" in warnings[0] and value in warnings[0]
     prof = run.profile
     assert prof.mode == "full" and not prof.flags & fmt.FLAG_SYNC
+    assert setting(prof, name.removeprefix("MPISCOPE_")) in {"MPISCOPE_MODE": ("full", 0),
+                                                           "MPISCOPE_SYNC": (0, False, "0")}[name]
     assert_profile(prof, p2p_blocking(prof.nranks, {}))
 
 

@@ -11,7 +11,7 @@ import pytest
 from mpiscope import format as fmt
 from mpiscope import read
 from profile_expect import (Expect, assert_one_node, assert_profile, assert_rank_sanity,
-                            observed_funcs, region_name, runner)  # noqa: F401  (fixture)
+                            observed_funcs, region_name, runner, setting)  # noqa: F401  (fixture)
 from test_runtime_collectives import coll_blocking
 from test_runtime_p2p import p2p_blocking
 
@@ -103,7 +103,7 @@ def test_sync_records_barrier_time_without_changing_counts(runner, impl):  # noq
     assert run.results == plain.results
     prof = run.profile
     assert prof.flags & fmt.FLAG_SYNC
-    assert prof.meta["settings"].get("MPISCOPE_SYNC") in (1, True, "1")
+    assert setting(prof, "SYNC") in (1, True, "1")
     e = coll_blocking(prof.nranks, {})
     kinds = dict(zip(prof.functions, prof.function_kinds))
     for (rank, func, region), (calls, _, _) in list(e.funcs.items()):

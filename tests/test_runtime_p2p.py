@@ -13,11 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from profile_expect import Expect, check_program, runner  # noqa: F401  (fixture)
-
-
-def ring(P: int, r: int) -> tuple[int, int]:
-    return (r - 1) % P, (r + 1) % P
+from profile_expect import Expect, check_program, ring, runner  # noqa: F401  (fixture)
 
 
 def p2p_blocking(P: int, polls: dict) -> Expect:
