@@ -95,8 +95,9 @@ int main(int argc, char **argv)
                 long size = sizes[s];
                 if (o == 0 && s > 0) break; /* barrier has no size */
                 if (o > 0 && size < coll_ops[o].min_size) continue;
-                MPI_Barrier(MPI_COMM_WORLD);
+                bench_gentle_barrier(MPI_COMM_WORLD, member);
                 double t = member ? coll_time(coll_ops[o].fn, send, recv, size, comm) : 0.0;
+                bench_gentle_barrier(MPI_COMM_WORLD, member);
                 bench_stats st = bench_stats_active(t * 1e6, member, MPI_COMM_WORLD);
                 bench_row_begin("collectives");
                 bench_field_str("op", coll_ops[o].name);

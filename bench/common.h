@@ -73,6 +73,11 @@ void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretu
 /* bench_note: rank 0 prints a note line. */
 void bench_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* bench_gentle_barrier: a barrier over comm in which ranks with active == 0
+ * sleep (50 us naps between MPI_Test) instead of spinning; active ranks wait
+ * as usual. Every rank of comm calls it. */
+void bench_gentle_barrier(MPI_Comm comm, int active);
+
 /* bench_sizes: the message sizes from the common options; returns how many,
  * *out is malloc'ed. */
 int bench_sizes(long **out);

@@ -71,10 +71,11 @@ static void p2p_run(const char *locality, pairs p, int active, const long *sizes
         if (p.second[i] == bench_rank) peer = p.first[i];
     }
     for (int s = 0; s < nsizes; s++) {
-        MPI_Barrier(MPI_COMM_WORLD);
+        bench_gentle_barrier(MPI_COMM_WORLD, peer >= 0);
         double t = 0.0;
         if (peer >= 0) t = p2p_pingpong(buf, sizes[s], peer, ping, bench_iters(sizes[s]),
                                         bench_skip(sizes[s]));
+        bench_gentle_barrier(MPI_COMM_WORLD, peer >= 0);
         bench_stats lat = bench_stats_active(t * 1e6, ping, MPI_COMM_WORLD);
         bench_stats bw = bench_stats_active(t > 0 ? sizes[s] / t / 1e6 : 0.0, ping,
                                             MPI_COMM_WORLD);
