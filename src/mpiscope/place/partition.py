@@ -110,63 +110,66 @@ def cut_weight(part: np.ndarray, xadj, adjncy, ew) -> int:
     return int(ew[part[src] != part[adjncy]].sum())
 
 
-def _best_moves(part: np.ndarray, xadj, adjncy, ew):
-    """Per vertex, the other part it is most connected to and the gain of moving there."""
-    n = len(part)
-    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(xadj))
-    key, inv = np.unique(src * n + part[adjncy], return_inverse=True)
-    conn = np.bincount(inv, weights=ew)
-    v, q = key // n, key % n
-    own = np.zeros(n)
-    mine = q == part[v]
-    own[v[mine]] = conn[mine]
-    other = ~mine
-    v, q, gain = v[other], q[other], conn[other] - own[v[other]]
-    order = np.lexsort((-gain, v))
-    v, q, gain = v[order], q[order], gain[order]
-    first = np.ones(len(v), bool)
-    first[1:] = v[1:] != v[:-1]
-    return v[first], q[first], gain[first]
+def _rebisect(part: np.ndarray, xadj, adjncy, ew, p: int, q: int, ppn: int) -> bool:
+    """Cut the union of parts p and q in two again, exactly ppn each; True if the cut shrank.
 
-
-def _refine(part: np.ndarray, xadj, adjncy, ew, passes: int = 12) -> np.ndarray:
-    """Swap pairs of ranks between neighbouring parts while the cut shrinks.
-
-    Swaps keep every part at exactly ppn ranks. A pass pairs, for each ordered
-    pair of parts (p, q), the ranks of p most drawn to q with the ranks of q
-    most drawn to p, best first, while the pair's combined gain (less twice
-    the weight of an edge between them) is positive; a pass that does not
-    lower the cut is undone and ends the refinement.
+    Edges from the union to other parts are cut whichever half a rank joins,
+    so only the edges between p and q matter: a balanced METIS bisection of
+    the union's own subgraph, then moves of the cheapest ranks to even it.
     """
-    cut = cut_weight(part, xadj, adjncy, ew)
-    for _ in range(passes):
-        v, q, gain = _best_moves(part, xadj, adjncy, ew)
-        keep = gain > -np.inf
-        v, q, gain = v[keep], q[keep], gain[keep]
-        p = part[v]
-        groups: dict[tuple[int, int], list] = {}
-        for vi, pi, qi, gi in zip(v.tolist(), p.tolist(), q.tolist(), gain.tolist()):
-            groups.setdefault((pi, qi), []).append((gi, vi))
-        trial = part.copy()
-        moved = set()
-        for (pi, qi), out in groups.items():
-            if pi > qi or (qi, pi) not in groups:
-                continue
-            back = sorted(groups[(qi, pi)], reverse=True)
-            out = sorted(out, reverse=True)
-            for (g1, a), (g2, b) in zip(out, back):
-                if a in moved or b in moved:
-                    continue
-                nbr = adjncy[xadj[a]:xadj[a + 1]]
-                w_ab = ew[xadj[a]:xadj[a + 1]][nbr == b].sum()
-                if g1 + g2 - 2 * w_ab <= 0:
-                    break
-                trial[a], trial[b] = qi, pi
-                moved.update((a, b))
-        new_cut = cut_weight(trial, xadj, adjncy, ew)
-        if new_cut >= cut:
+    verts = np.flatnonzero((part == p) | (part == q))
+    local = np.full(len(part), -1, np.int64)
+    local[verts] = np.arange(len(verts))
+    lx, la, lw = [0], [], []
+    for v in verts:
+        nbr, w = adjncy[xadj[v]:xadj[v + 1]], ew[xadj[v]:xadj[v + 1]]
+        inside = local[nbr] >= 0
+        la.extend(local[nbr[inside]].tolist())
+        lw.extend(w[inside].tolist())
+        lx.append(len(la))
+    side = np.where(part[verts] == p, 0, 1)
+    before = sum(w for v, (a, b) in enumerate(zip(lx, lx[1:]))
+                 for u, w in zip(la[a:b], lw[a:b]) if side[v] != side[u])
+    if before == 0:
+        return False
+    _, mem = pymetis.part_graph(2, pymetis.CSRAdjacency(lx, la), eweights=lw,
+                                options=pymetis.Options(ufactor=1, ncuts=2))
+    new = np.asarray(mem, np.int64)
+    lx_arr, la_arr, lw_arr = np.asarray(lx), np.asarray(la, np.int64), np.asarray(lw, float)
+    while True:
+        count = np.bincount(new, minlength=2)
+        if count[0] == count[1]:
             break
-        part, cut = trial, new_cut
+        big = int(np.argmax(count))
+        best, best_gain = None, None
+        for v in np.flatnonzero(new == big):
+            nb, w = la_arr[lx_arr[v]:lx_arr[v + 1]], lw_arr[lx_arr[v]:lx_arr[v + 1]]
+            gain = w[new[nb] != big].sum() - w[new[nb] == big].sum()
+            if best_gain is None or gain > best_gain:
+                best, best_gain = v, gain
+        new[best] = 1 - big
+    after = sum(w for v, (a, b) in enumerate(zip(lx, lx[1:]))
+                for u, w in zip(la[a:b], lw[a:b]) if new[v] != new[u])
+    if after >= before:
+        return False
+    part[verts] = np.where(new == 0, p, q)
+    return True
+
+
+def _refine(part: np.ndarray, xadj, adjncy, ew, ppn: int, passes: int = 10) -> np.ndarray:
+    """Re-bisect every pair of neighbouring parts while that lowers the cut."""
+    part = part.copy()
+    nparts = int(part.max()) + 1
+    for _ in range(passes):
+        src = np.repeat(np.arange(len(part), dtype=np.int64), np.diff(xadj))
+        a, b = part[src], part[adjncy]
+        cut = a != b
+        pairs = np.unique(np.minimum(a[cut], b[cut]) * nparts + np.maximum(a[cut], b[cut]))
+        improved = 0
+        for key in pairs.tolist():
+            improved += _rebisect(part, xadj, adjncy, ew, key // nparts, key % nparts, ppn)
+        if not improved:
+            break
     return part
 
 
@@ -196,5 +199,5 @@ def partition_order(nranks: int, src: np.ndarray, dst: np.ndarray, weight: np.nd
     _, membership = pymetis.part_graph(nparts, pymetis.CSRAdjacency(xadj, adjncy),
                                        eweights=ew, recursive=True, options=opts)
     part = _balance(np.asarray(membership, np.int64), nparts, ppn, xadj, adjncy, ew)
-    part = _refine(part, xadj, adjncy, ew)
+    part = _refine(part, xadj, adjncy, ew, ppn)
     return np.argsort(part, kind="stable")
