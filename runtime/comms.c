@@ -1,0 +1,280 @@
+/*
+ * comms.c - communicator rank -> world rank translation, persistent requests,
+ * group sizes and type sizes for the roles.
+ *
+ * RATIONALE: translation is built lazily, the first time a communicator
+ * other than MPI_COMM_WORLD carries a point-to-point message, and cached by
+ * handle: O(comm size) once, for communicators actually used; MPI_COMM_WORLD
+ * never needs a table (world rank == rank). A communicator whose ranks are
+ * the world's (a dup of MPI_COMM_WORLD) keeps no array either. MPI_Comm_free
+ * and MPI_Comm_disconnect drop the entry, because MPI may reuse the handle.
+ * Both tables are process-wide, so under MPI_THREAD_MULTIPLE they take the
+ * runtime's lock (mpiscope_lock is a no-op otherwise).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "mpiscope.h"
+
+typedef struct {
+    uint64_t key;                /* handle + 1; 0 = empty */
+    int *world;                  /* world rank of each rank; NULL: identity */
+    int n;                       /* (remote) group size */
+} mpiscope_comm_slot_t;
+
+typedef struct {
+    uint64_t key;                /* handle + 1; 0 = empty */
+    int peer;                    /* world rank of a send's destination, -1 */
+    int is_send;
+    uint64_t bytes;
+} mpiscope_req_slot_t;
+
+static mpiscope_comm_slot_t *comms_tab;
+static uint32_t comms_mask, comms_count, comms_max;
+static mpiscope_req_slot_t *reqs_tab;
+static uint32_t reqs_mask, reqs_count, reqs_max;
+static uint32_t comms_overflow_bits;
+static MPI_Group comms_world_group = MPI_GROUP_NULL;
+
+/* Handles are pointers (Open MPI) or integers (MPICH); either way a key. */
+#define MPISCOPE_HKEY(h) ((uint64_t)(uintptr_t)(h) + 1u)
+
+static uint32_t hash64(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return (uint32_t)k;
+}
+
+static void *zalloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static uint32_t pow2_at_least(uint64_t n)
+{
+    uint32_t c = 16;
+    while (c < n)
+        c <<= 1;
+    return c;
+}
+
+void mpiscope_comms_init(void)
+{
+    comms_max = (uint32_t)mpiscope_settings.MAX_COMMS;
+    uint32_t cap = pow2_at_least(2ull * comms_max);
+    comms_tab = zalloc(sizeof *comms_tab * cap);
+    comms_mask = comms_tab ? cap - 1 : 0;
+    reqs_max = (uint32_t)mpiscope_settings.MAX_REQUESTS;
+    cap = pow2_at_least(2ull * reqs_max);
+    reqs_tab = zalloc(sizeof *reqs_tab * cap);
+    reqs_mask = reqs_tab ? cap - 1 : 0;
+    PMPI_Comm_group(MPI_COMM_WORLD, &comms_world_group);
+}
+
+uint32_t mpiscope_comms_overflow(void)
+{
+    return comms_overflow_bits;
+}
+
+/* Backward-shift deletion keeps linear probing correct without tombstones. */
+#define MPISCOPE_DELETE(tab, mask, i)                                           \
+    do {                                                                        \
+        uint32_t hole = (i), j = (i);                                           \
+        for (;;) {                                                              \
+            j = (j + 1) & (mask);                                               \
+            if ((tab)[j].key == 0)                                              \
+                break;                                                          \
+            uint32_t home = hash64((tab)[j].key) & (mask);                      \
+            if (((j - home) & (mask)) >= ((j - hole) & (mask))) {               \
+                (tab)[hole] = (tab)[j];                                         \
+                hole = j;                                                       \
+            }                                                                   \
+        }                                                                       \
+        memset(&(tab)[hole], 0, sizeof (tab)[hole]);                            \
+    } while (0)
+
+static mpiscope_comm_slot_t *comm_build(uint64_t key, MPI_Comm comm, uint32_t i)
+{
+    int inter = 0, n = 0;
+    MPI_Group g;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter)
+        PMPI_Comm_remote_group(comm, &g);
+    else
+        PMPI_Comm_group(comm, &g);
+    PMPI_Group_size(g, &n);
+    int *ranks = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    int *world = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (!ranks || !world) {
+        free(ranks);
+        free(world);
+        PMPI_Group_free(&g);
+        return NULL;
+    }
+    for (int r = 0; r < n; r++)
+        ranks[r] = r;
+    PMPI_Group_translate_ranks(g, n, ranks, comms_world_group, world);
+    PMPI_Group_free(&g);
+    free(ranks);
+    int identity = 1;
+    for (int r = 0; r < n && identity; r++)
+        identity = world[r] == r;
+    if (identity) {
+        free(world);
+        world = NULL;
+    }
+    mpiscope_comm_slot_t *s = &comms_tab[i];
+    s->key = key;
+    s->world = world;
+    s->n = n;
+    comms_count++;
+    return s;
+}
+
+int mpiscope_comm_translate(MPI_Comm comm, int rank)
+{
+    if (!comms_tab || rank < 0)
+        return -1;
+    uint64_t key = MPISCOPE_HKEY(comm);
+    int out = -1;
+    mpiscope_lock();
+    uint32_t i = hash64(key) & comms_mask;
+    while (comms_tab[i].key != 0 && comms_tab[i].key != key)
+        i = (i + 1) & comms_mask;
+    mpiscope_comm_slot_t *s = comms_tab[i].key == key ? &comms_tab[i] : NULL;
+    if (!s) {
+        if (comms_count >= comms_max)
+            comms_overflow_bits |= MPISCOPE_OVF_COMMS;
+        else
+            s = comm_build(key, comm, i);
+    }
+    if (s && rank < s->n) {
+        int w = s->world ? s->world[rank] : rank;
+        out = w == MPI_UNDEFINED ? -1 : w;
+    }
+    mpiscope_unlock();
+    return out;
+}
+
+void mpiscope_comm_forget(MPI_Comm comm)
+{
+    if (!comms_tab || comm == MPI_COMM_NULL)
+        return;
+    uint64_t key = MPISCOPE_HKEY(comm);
+    mpiscope_lock();
+    uint32_t i = hash64(key) & comms_mask;
+    while (comms_tab[i].key != 0 && comms_tab[i].key != key)
+        i = (i + 1) & comms_mask;
+    if (comms_tab[i].key == key) {
+        free(comms_tab[i].world);
+        MPISCOPE_DELETE(comms_tab, comms_mask, i);
+        comms_count--;
+    }
+    mpiscope_unlock();
+}
+
+int mpiscope_group_n(MPI_Comm comm, int *inter_out)
+{
+    int inter = 0, n = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter)
+        PMPI_Comm_remote_size(comm, &n);
+    else
+        PMPI_Comm_size(comm, &n);
+    if (inter_out)
+        *inter_out = inter;
+    return n;
+}
+
+void mpiscope_degrees(MPI_Comm comm, int *indeg, int *outdeg)
+{
+    int topo = MPI_UNDEFINED, n = 0, weighted = 0;
+    *indeg = *outdeg = 0;
+    PMPI_Topo_test(comm, &topo);
+    if (topo == MPI_CART) {
+        PMPI_Cartdim_get(comm, &n);
+        *indeg = *outdeg = 2 * n;
+    } else if (topo == MPI_GRAPH) {
+        int rank;
+        PMPI_Comm_rank(comm, &rank);
+        PMPI_Graph_neighbors_count(comm, rank, &n);
+        *indeg = *outdeg = n;
+    } else if (topo == MPI_DIST_GRAPH) {
+        PMPI_Dist_graph_neighbors_count(comm, indeg, outdeg, &weighted);
+    }
+}
+
+uint64_t mpiscope_bytes(long count, MPI_Datatype type)
+{
+    int size = 0;
+    if (count <= 0 || type == MPI_DATATYPE_NULL)
+        return 0;
+    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0)
+        return 0;
+    return (uint64_t)count * (uint64_t)size;
+}
+
+/* --- persistent requests --------------------------------------------------------- */
+
+void mpiscope_req_add(MPI_Request req, int peer, uint64_t bytes, int is_send)
+{
+    if (!reqs_tab || req == MPI_REQUEST_NULL)
+        return;
+    uint64_t key = MPISCOPE_HKEY(req);
+    mpiscope_lock();
+    uint32_t i = hash64(key) & reqs_mask;
+    while (reqs_tab[i].key != 0 && reqs_tab[i].key != key)
+        i = (i + 1) & reqs_mask;
+    if (reqs_tab[i].key == 0 && reqs_count >= reqs_max) {
+        comms_overflow_bits |= MPISCOPE_OVF_REQUESTS;
+    } else {
+        if (reqs_tab[i].key == 0)
+            reqs_count++;
+        reqs_tab[i] = (mpiscope_req_slot_t){key, peer, is_send, bytes};
+    }
+    mpiscope_unlock();
+}
+
+void mpiscope_req_start(mpiscope_call_t *c, MPI_Request req)
+{
+    if (!reqs_tab || req == MPI_REQUEST_NULL)
+        return;
+    uint64_t key = MPISCOPE_HKEY(req);
+    mpiscope_req_slot_t found = {0, -1, 0, 0};
+    mpiscope_lock();
+    uint32_t i = hash64(key) & reqs_mask;
+    while (reqs_tab[i].key != 0 && reqs_tab[i].key != key)
+        i = (i + 1) & reqs_mask;
+    if (reqs_tab[i].key == key)
+        found = reqs_tab[i];
+    mpiscope_unlock();
+    if (found.key == 0)
+        return;
+    if (found.is_send) {
+        c->sent += found.bytes;
+        if (found.peer >= 0)
+            mpiscope_peer_add(c->t, found.peer, found.bytes);
+    } else {
+        c->recv += found.bytes;
+    }
+}
+
+void mpiscope_req_forget(MPI_Request req)
+{
+    if (!reqs_tab || req == MPI_REQUEST_NULL)
+        return;
+    uint64_t key = MPISCOPE_HKEY(req);
+    mpiscope_lock();
+    uint32_t i = hash64(key) & reqs_mask;
+    while (reqs_tab[i].key != 0 && reqs_tab[i].key != key)
+        i = (i + 1) & reqs_mask;
+    if (reqs_tab[i].key == key) {
+        MPISCOPE_DELETE(reqs_tab, reqs_mask, i);
+        reqs_count--;
+    }
+    mpiscope_unlock();
+}

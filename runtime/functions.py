@@ -1,0 +1,370 @@
+"""The one list of MPI functions mpiscope wraps, and the roles of their arguments.
+
+Each line of LIST (IPM's key-file style) is
+
+    kind | C prototype (MPI-3.1, as mpi.h declares it) | roles
+
+kind is the group a function is reported in (META ``function_kinds``):
+p2p, wait ("Wait and Probe" time), coll, rma, io, comm, other. Every ``coll``
+function X also gets an ``X:sync`` entry of kind ``sync`` for the
+MPISCOPE_SYNC barrier time.
+
+roles say what the runtime does with the arguments. A role is
+``name(arg, ...)`` or ``name@qualifier(arg, ...)``; each arg names an argument
+of the prototype (or is an integer literal). ROLES below documents every role
+and says whether it acts before ("pre"), after ("post") or both around the
+PMPI call; the C side of a role is the macro MPISCOPE_PRE_<name> and/or
+MPISCOPE_POST_<name> in runtime/roles.h, and a qualifier q makes it
+conditional on MPISCOPE_QUAL_<q>. ``hand`` marks a
+function whose wrapper is written by hand (runtime/lifecycle.c).
+
+RATIONALE: the roles live here, not in the generator (mpiP keeps them in 14
+tables inside its generator, keyed by argument name, so renaming an argument
+silently loses a byte count). tests/test_runtime_generator.py checks that every
+role names real arguments and that every entry yields a wrapper.
+
+This module is imported by runtime/gen_wrappers.py (C wrappers) and
+runtime/fortran/gen_fortran.py (Fortran-symbol wrappers); load() is the API.
+Room for MPI-4: large-count ``MPI_X_c`` and partitioned functions are new
+lines here (ids are u16; the format needs no change).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+KINDS = ("p2p", "wait", "coll", "sync", "rma", "io", "comm", "other")
+
+# role -> (phase, meaning). Bytes follow the rule "a call's bytes are the
+# size of the buffers its arguments describe" (docs/runtime.md).
+ROLES = {
+    "send": ("pre", "bytes_sent += count x type size"),
+    "recv": ("pre", "bytes_recv += count x type size (the posted size)"),
+    "send_n": ("pre", "bytes_sent += count x type size x group size (remote group of an intercommunicator)"),
+    "recv_n": ("pre", "bytes_recv += count x type size x group size (remote group of an intercommunicator)"),
+    "send_v": ("pre", "bytes_sent += sum(counts over the group) x type size"),
+    "recv_v": ("pre", "bytes_recv += sum(counts over the group) x type size"),
+    "send_w": ("pre", "bytes_sent += sum(counts[i] x size(types[i])) over the group"),
+    "recv_w": ("pre", "bytes_recv += sum(counts[i] x size(types[i])) over the group"),
+    "send_sum": ("pre", "bytes_sent += sum(counts over the local group) x type size"),
+    "recv_mine": ("pre", "bytes_recv += counts[my rank] x type size"),
+    "send_out": ("pre", "bytes_sent += count x type size x topology out-degree"),
+    "recv_in": ("pre", "bytes_recv += count x type size x topology in-degree"),
+    "send_outv": ("pre", "bytes_sent += sum(counts over out-neighbours) x type size"),
+    "recv_inv": ("pre", "bytes_recv += sum(counts over in-neighbours) x type size"),
+    "send_outw": ("pre", "bytes_sent += sum(counts[i] x size(types[i])) over out-neighbours"),
+    "recv_inw": ("pre", "bytes_recv += sum(counts[i] x size(types[i])) over in-neighbours"),
+    "inplace": ("pre", "the send buffer is MPI_IN_PLACE: 0 bytes sent, and the send arguments (maybe garbage) are not read; list it before the send roles"),
+    "inplace_recv": ("pre", "the receive buffer is MPI_IN_PLACE: 0 bytes received, receive arguments not read; list it before the recv roles"),
+    "root": ("pre", "decide root / leaf / member / not involved from (root, comm) for the qualifiers"),
+    "dest": ("pre", "point-to-point message to (dest, comm): counted per world-rank peer; MPI_PROC_NULL moves 0 bytes"),
+    "source": ("pre", "a receive from MPI_PROC_NULL moves 0 bytes"),
+    "message": ("pre", "a receive of MPI_MESSAGE_NO_PROC moves 0 bytes"),
+    "recv_status": ("both", "bytes_recv = count x type size from the status (the runtime's own status if ignored)"),
+    "persist_send": ("post", "remember the persistent send request: each MPI_Start of it is one message"),
+    "persist_recv": ("post", "remember the persistent receive request: each MPI_Start posts its size"),
+    "start": ("pre", "a start of a persistent request: its bytes (and, for a send, its message to the peer)"),
+    "startall": ("pre", "start for each of count requests"),
+    "free_request": ("pre", "forget a persistent request"),
+    "free_comm": ("pre", "forget the communicator's cached rank translation (its handle may be reused)"),
+    "file_open": ("post", "remember the MPI-IO hints of a file opened collectively (META io_files)"),
+    "sync": ("pre", "MPISCOPE_SYNC=1: time a PMPI_Barrier(comm) first, as <function>:sync"),
+}
+
+# Qualifiers of roles on rooted collectives (set by the root role).
+QUALIFIERS = {
+    "root": "the root (MPI_ROOT on an intercommunicator)",
+    "leaf": "a rank that takes part and is not the root",
+    "member": "a leaf, or the root of an intracommunicator (a rank that owns a block of data)",
+}
+
+LIST = r"""
+p2p   | int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | send(count,datatype) dest(dest,comm)
+p2p   | int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | send(count,datatype) dest(dest,comm)
+p2p   | int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | send(count,datatype) dest(dest,comm)
+p2p   | int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | send(count,datatype) dest(dest,comm)
+p2p   | int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) | recv_status(datatype,status)
+p2p   | int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) | send(sendcount,sendtype) dest(dest,comm) recv_status(recvtype,status)
+p2p   | int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) | send(count,datatype) dest(dest,comm) recv_status(datatype,status)
+p2p   | int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | send(count,datatype) dest(dest,comm)
+p2p   | int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | send(count,datatype) dest(dest,comm)
+p2p   | int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | send(count,datatype) dest(dest,comm)
+p2p   | int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | send(count,datatype) dest(dest,comm)
+p2p   | int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) | recv(count,datatype) source(source)
+p2p   | int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | persist_send(count,datatype,dest,comm,request)
+p2p   | int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | persist_send(count,datatype,dest,comm,request)
+p2p   | int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | persist_send(count,datatype,dest,comm,request)
+p2p   | int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | persist_send(count,datatype,dest,comm,request)
+p2p   | int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) | persist_recv(count,datatype,source,request)
+p2p   | int MPI_Start(MPI_Request *request) | start(request)
+p2p   | int MPI_Startall(int count, MPI_Request array_of_requests[]) | startall(count,array_of_requests)
+p2p   | int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) | recv_status(datatype,status)
+p2p   | int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) | recv(count,datatype) message(message)
+wait  | int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) |
+wait  | int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) |
+wait  | int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) |
+wait  | int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) |
+wait  | int MPI_Wait(MPI_Request *request, MPI_Status *status) |
+wait  | int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) |
+wait  | int MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status) |
+wait  | int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) |
+wait  | int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) |
+wait  | int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) |
+wait  | int MPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status) |
+wait  | int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) |
+wait  | int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) |
+other | int MPI_Request_free(MPI_Request *request) | free_request(request)
+other | int MPI_Cancel(MPI_Request *request) |
+coll  | int MPI_Barrier(MPI_Comm comm) | sync(comm)
+coll  | int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) | root(root,comm) send@root(count,datatype) recv@leaf(count,datatype) sync(comm)
+coll  | int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) | root(root,comm) inplace(sendbuf) send@member(sendcount,sendtype) recv_n@root(recvcount,recvtype,comm) sync(comm)
+coll  | int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) | root(root,comm) inplace(sendbuf) send@member(sendcount,sendtype) recv_v@root(recvcounts,recvtype,comm) sync(comm)
+coll  | int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) | root(root,comm) inplace_recv(recvbuf) send_n@root(sendcount,sendtype,comm) recv@member(recvcount,recvtype) sync(comm)
+coll  | int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) | root(root,comm) inplace_recv(recvbuf) send_v@root(sendcounts,sendtype,comm) recv@member(recvcount,recvtype) sync(comm)
+coll  | int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) | inplace(sendbuf) send(sendcount,sendtype) recv_n(recvcount,recvtype,comm) sync(comm)
+coll  | int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) | inplace(sendbuf) send(sendcount,sendtype) recv_v(recvcounts,recvtype,comm) sync(comm)
+coll  | int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) | inplace(sendbuf) send_n(sendcount,sendtype,comm) recv_n(recvcount,recvtype,comm) sync(comm)
+coll  | int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) | inplace(sendbuf) send_v(sendcounts,sendtype,comm) recv_v(recvcounts,recvtype,comm) sync(comm)
+coll  | int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) | inplace(sendbuf) send_w(sendcounts,sendtypes,comm) recv_w(recvcounts,recvtypes,comm) sync(comm)
+coll  | int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) | root(root,comm) inplace(sendbuf) send@member(count,datatype) recv@root(count,datatype) sync(comm)
+coll  | int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) | inplace(sendbuf) send(count,datatype) recv(count,datatype) sync(comm)
+coll  | int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) | inplace(sendbuf) send_sum(recvcounts,datatype,comm) recv_mine(recvcounts,datatype,comm) sync(comm)
+coll  | int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) | inplace(sendbuf) send_n(recvcount,datatype,comm) recv(recvcount,datatype) sync(comm)
+coll  | int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) | inplace(sendbuf) send(count,datatype) recv(count,datatype) sync(comm)
+coll  | int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) | inplace(sendbuf) send(count,datatype) recv(count,datatype) sync(comm)
+coll  | int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) | sync(comm)
+coll  | int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) | root(root,comm) send@root(count,datatype) recv@leaf(count,datatype)
+coll  | int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) | root(root,comm) inplace(sendbuf) send@member(sendcount,sendtype) recv_n@root(recvcount,recvtype,comm)
+coll  | int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) | root(root,comm) inplace(sendbuf) send@member(sendcount,sendtype) recv_v@root(recvcounts,recvtype,comm)
+coll  | int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) | root(root,comm) inplace_recv(recvbuf) send_n@root(sendcount,sendtype,comm) recv@member(recvcount,recvtype)
+coll  | int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) | root(root,comm) inplace_recv(recvbuf) send_v@root(sendcounts,sendtype,comm) recv@member(recvcount,recvtype)
+coll  | int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) | inplace(sendbuf) send(sendcount,sendtype) recv_n(recvcount,recvtype,comm)
+coll  | int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) | inplace(sendbuf) send(sendcount,sendtype) recv_v(recvcounts,recvtype,comm)
+coll  | int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) | inplace(sendbuf) send_n(sendcount,sendtype,comm) recv_n(recvcount,recvtype,comm)
+coll  | int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) | inplace(sendbuf) send_v(sendcounts,sendtype,comm) recv_v(recvcounts,recvtype,comm)
+coll  | int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) | inplace(sendbuf) send_w(sendcounts,sendtypes,comm) recv_w(recvcounts,recvtypes,comm)
+coll  | int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) | root(root,comm) inplace(sendbuf) send@member(count,datatype) recv@root(count,datatype)
+coll  | int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) | inplace(sendbuf) send(count,datatype) recv(count,datatype)
+coll  | int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) | inplace(sendbuf) send_sum(recvcounts,datatype,comm) recv_mine(recvcounts,datatype,comm)
+coll  | int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) | inplace(sendbuf) send_n(recvcount,datatype,comm) recv(recvcount,datatype)
+coll  | int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) | inplace(sendbuf) send(count,datatype) recv(count,datatype)
+coll  | int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) | inplace(sendbuf) send(count,datatype) recv(count,datatype)
+coll  | int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) | send(sendcount,sendtype) recv_in(recvcount,recvtype,comm) sync(comm)
+coll  | int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) | send(sendcount,sendtype) recv_inv(recvcounts,recvtype,comm) sync(comm)
+coll  | int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) | send_out(sendcount,sendtype,comm) recv_in(recvcount,recvtype,comm) sync(comm)
+coll  | int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) | send_outv(sendcounts,sendtype,comm) recv_inv(recvcounts,recvtype,comm) sync(comm)
+coll  | int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) | send_outw(sendcounts,sendtypes,comm) recv_inw(recvcounts,recvtypes,comm) sync(comm)
+coll  | int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) | send(sendcount,sendtype) recv_in(recvcount,recvtype,comm)
+coll  | int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) | send(sendcount,sendtype) recv_inv(recvcounts,recvtype,comm)
+coll  | int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) | send_out(sendcount,sendtype,comm) recv_in(recvcount,recvtype,comm)
+coll  | int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) | send_outv(sendcounts,sendtype,comm) recv_inv(recvcounts,recvtype,comm)
+coll  | int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) | send_outw(sendcounts,sendtypes,comm) recv_inw(recvcounts,recvtypes,comm)
+rma   | int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) | send(origin_count,origin_datatype)
+rma   | int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) | recv(origin_count,origin_datatype)
+rma   | int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) | send(origin_count,origin_datatype)
+rma   | int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) | send(origin_count,origin_datatype) recv(result_count,result_datatype)
+rma   | int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) | send(1,datatype) recv(1,datatype)
+rma   | int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) | send(1,datatype) recv(1,datatype)
+rma   | int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) | send(origin_count,origin_datatype)
+rma   | int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) | recv(origin_count,origin_datatype)
+rma   | int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) | send(origin_count,origin_datatype)
+rma   | int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) | send(origin_count,origin_datatype) recv(result_count,result_datatype)
+rma   | int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) |
+rma   | int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) |
+rma   | int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) |
+rma   | int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) |
+rma   | int MPI_Win_free(MPI_Win *win) |
+rma   | int MPI_Win_fence(int assert, MPI_Win win) |
+rma   | int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) |
+rma   | int MPI_Win_unlock(int rank, MPI_Win win) |
+rma   | int MPI_Win_lock_all(int assert, MPI_Win win) |
+rma   | int MPI_Win_unlock_all(MPI_Win win) |
+rma   | int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) |
+rma   | int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) |
+rma   | int MPI_Win_complete(MPI_Win win) |
+rma   | int MPI_Win_wait(MPI_Win win) |
+rma   | int MPI_Win_test(MPI_Win win, int *flag) |
+rma   | int MPI_Win_flush(int rank, MPI_Win win) |
+rma   | int MPI_Win_flush_all(MPI_Win win) |
+rma   | int MPI_Win_flush_local(int rank, MPI_Win win) |
+rma   | int MPI_Win_flush_local_all(MPI_Win win) |
+rma   | int MPI_Win_sync(MPI_Win win) |
+io    | int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) | file_open(comm,filename,fh)
+io    | int MPI_File_close(MPI_File *fh) |
+io    | int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info) |
+io    | int MPI_File_sync(MPI_File fh) |
+io    | int MPI_File_delete(const char *filename, MPI_Info info) |
+io    | int MPI_File_set_size(MPI_File fh, MPI_Offset size) |
+io    | int MPI_File_preallocate(MPI_File fh, MPI_Offset size) |
+io    | int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv(count,datatype)
+io    | int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv(count,datatype)
+io    | int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv(count,datatype)
+io    | int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv(count,datatype)
+io    | int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv(count,datatype)
+io    | int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv(count,datatype)
+io    | int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | send(count,datatype)
+io    | int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | send(count,datatype)
+io    | int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | send(count,datatype)
+io    | int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | send(count,datatype)
+io    | int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | send(count,datatype)
+io    | int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | send(count,datatype)
+io    | int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) | recv(count,datatype)
+io    | int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) | recv(count,datatype)
+io    | int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) | recv(count,datatype)
+io    | int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) | recv(count,datatype)
+io    | int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) | recv(count,datatype)
+io    | int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) | send(count,datatype)
+io    | int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) | send(count,datatype)
+io    | int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) | send(count,datatype)
+io    | int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) | send(count,datatype)
+io    | int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) | send(count,datatype)
+io    | int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) | recv(count,datatype)
+io    | int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status) |
+io    | int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) | send(count,datatype)
+io    | int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status) |
+io    | int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype) | recv(count,datatype)
+io    | int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status) |
+io    | int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype) | send(count,datatype)
+io    | int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status) |
+io    | int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) | recv(count,datatype)
+io    | int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) |
+io    | int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) | send(count,datatype)
+io    | int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status) |
+comm  | int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) |
+comm  | int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) |
+comm  | int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) |
+comm  | int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) |
+comm  | int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) |
+comm  | int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) |
+comm  | int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) |
+comm  | int MPI_Comm_free(MPI_Comm *comm) | free_comm(comm)
+comm  | int MPI_Comm_disconnect(MPI_Comm *comm) | free_comm(comm)
+comm  | int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) |
+comm  | int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) |
+comm  | int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart) |
+comm  | int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) |
+comm  | int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder, MPI_Comm *comm_graph) |
+comm  | int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) |
+comm  | int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) |
+comm  | int MPI_Comm_group(MPI_Comm comm, MPI_Group *group) |
+comm  | int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) |
+comm  | int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) |
+comm  | int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) |
+comm  | int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) |
+comm  | int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) |
+comm  | int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) |
+comm  | int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) |
+comm  | int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) |
+comm  | int MPI_Group_free(MPI_Group *group) |
+other | int MPI_Comm_rank(MPI_Comm comm, int *rank) |
+other | int MPI_Comm_size(MPI_Comm comm, int *size) |
+other | int MPI_Init(int *argc, char ***argv) | hand
+other | int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) | hand
+other | int MPI_Finalize(void) | hand
+other | int MPI_Abort(MPI_Comm comm, int errorcode) | hand
+other | int MPI_Pcontrol(const int level, ...) | hand
+"""
+
+
+@dataclass(frozen=True)
+class Arg:
+    type: str       # C type as written, array brackets included: "const int []"
+    name: str
+
+
+@dataclass(frozen=True)
+class Role:
+    name: str
+    qualifier: str  # "" or a QUALIFIERS key
+    args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str                   # "MPI_Send"
+    kind: str                   # one of KINDS
+    prototype: str              # "int MPI_Send(const void *buf, ...)"
+    args: tuple[Arg, ...]
+    roles: tuple[Role, ...]
+    hand: bool                  # wrapper written by hand (lifecycle.c)
+
+    def role(self, name: str) -> Role | None:
+        return next((r for r in self.roles if r.name == name), None)
+
+    @property
+    def moves_data(self) -> bool:
+        """True if the function's calls go into the message-size histogram."""
+        data = {"send", "recv", "recv_status", "start", "startall"}
+        return any(r.name in data or r.name.startswith(("send_", "recv_")) for r in self.roles)
+
+
+_PROTO = re.compile(r"int\s+(MPI_\w+)\s*\((.*)\)\s*$")
+_ARG = re.compile(r"(.*?)(\w+)\s*((?:\[\s*\w*\s*\])*)$")
+_ROLE = re.compile(r"(\w+)(?:@(\w+))?\(([^)]*)\)$")
+
+
+def parse_args(body: str) -> tuple[Arg, ...]:
+    body = body.strip()
+    if body in ("", "void"):
+        return ()
+    out = []
+    for part in body.split(","):
+        part = part.strip()
+        if part == "...":
+            out.append(Arg("...", "..."))
+            continue
+        m = _ARG.match(part)
+        if not m:
+            raise ValueError(f"cannot parse argument {part!r}")
+        ctype = " ".join(m.group(1).split())
+        if m.group(3):
+            ctype += " " + "".join(re.sub(r"\s", "", d) for d in re.findall(r"\[[^\]]*\]", m.group(3)))
+        out.append(Arg(ctype, m.group(2)))
+    return tuple(out)
+
+
+def parse_roles(text: str) -> tuple[tuple[Role, ...], bool]:
+    roles, hand = [], False
+    for tok in text.split():
+        if tok == "hand":
+            hand = True
+            continue
+        m = _ROLE.match(tok)
+        if not m:
+            raise ValueError(f"cannot parse role {tok!r}")
+        args = tuple(a.strip() for a in m.group(3).split(",") if a.strip())
+        roles.append(Role(m.group(1), m.group(2) or "", args))
+    return tuple(roles), hand
+
+
+def parse_line(line: str) -> Function:
+    kind, proto, roles = (x.strip() for x in line.split("|"))
+    m = _PROTO.match(proto)
+    if not m:
+        raise ValueError(f"not an MPI prototype: {proto!r}")
+    if kind not in KINDS:
+        raise ValueError(f"{m.group(1)}: unknown kind {kind!r}")
+    role_list, hand = parse_roles(roles)
+    return Function(m.group(1), kind, proto, parse_args(m.group(2)), role_list, hand)
+
+
+def load(text: str = LIST) -> list[Function]:
+    """Every wrapped function, in list order (which is also function-id order)."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            out.append(parse_line(line))
+    names = [f.name for f in out]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise ValueError(f"listed twice: {sorted(dup)}")
+    return out
+
+
+def table(functions: list[Function]) -> list[tuple[str, str]]:
+    """(name, kind) of every function id: the list, then X:sync for each collective X."""
+    rows = [(f.name, f.kind) for f in functions]
+    rows += [(f.name + ":sync", "sync") for f in functions if f.kind == "coll"]
+    return rows

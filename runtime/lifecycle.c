@@ -1,0 +1,379 @@
+/*
+ * lifecycle.c - the hand-written wrappers (MPI_Init, MPI_Init_thread,
+ * MPI_Finalize, MPI_Abort, MPI_Pcontrol), per-thread tables, and the step
+ * from the tables to the writers at MPI_Finalize.
+ *
+ * RATIONALE: nothing is written before MPI_Finalize, and MPI_Abort adds no
+ * MPI call of ours, so a job that aborts or loses a rank is never held up by
+ * the runtime. Everything the profile needs is collected in MPI_Finalize
+ * before PMPI_Finalize, on a private duplicate of MPI_COMM_WORLD so our
+ * messages never match the application's.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mpiscope.h"
+#include "fortran/fortran_entry.h"
+
+volatile int mpiscope_on;
+int mpiscope_multi;
+int mpiscope_world_rank_, mpiscope_world_size;
+unsigned mpiscope_nslots = 1;
+unsigned mpiscope_region_slot;
+mpiscope_settings_t mpiscope_settings;
+__thread mpiscope_thread_t *mpiscope_tls __attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t life_thread_lock = PTHREAD_MUTEX_INITIALIZER;
+static mpiscope_thread_t *life_threads[MPISCOPE_MAX_THREADS];
+static unsigned life_nthreads;
+static uint64_t life_tsc0;                /* ticks at the return of MPI_Init */
+static struct timespec life_mono0;        /* CLOCK_MONOTONIC at the same moment */
+static double life_epoch0;                /* CLOCK_REALTIME at the same moment */
+static int life_started, life_finished;
+
+void mpiscope_lock(void)
+{
+    if (mpiscope_multi)
+        pthread_mutex_lock(&life_lock);
+}
+
+void mpiscope_unlock(void)
+{
+    if (mpiscope_multi)
+        pthread_mutex_unlock(&life_lock);
+}
+
+static void *zalloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static mpiscope_thread_t *thread_new(void)
+{
+    size_t nstat = (size_t)MPISCOPE_NIDS * mpiscope_nslots;
+    size_t nhist = (size_t)MPISCOPE_NHIST * mpiscope_nslots * MPISCOPE_NBUCKETS;
+    uint32_t cap = 16;
+    while (cap < 2u * (uint32_t)mpiscope_settings.MAX_PEERS)
+        cap <<= 1;
+    mpiscope_thread_t *t = zalloc(sizeof *t);
+    if (!t)
+        return NULL;
+    t->stats = zalloc(nstat * sizeof *t->stats);
+    t->hist = zalloc(nhist * sizeof *t->hist);
+    t->used = zalloc(nstat * sizeof *t->used);
+    t->hused = zalloc(nhist * sizeof *t->hused);
+    t->peers = zalloc(cap * sizeof *t->peers);
+    t->peer_mask = cap - 1;
+    if (!t->stats || !t->hist || !t->used || !t->hused || !t->peers)
+        return NULL;
+    return t;
+}
+
+/* A thread's first MPI call: give it its own tables (under a lock, once). */
+mpiscope_thread_t *mpiscope_thread_attach(void)
+{
+    pthread_mutex_lock(&life_thread_lock);
+    mpiscope_thread_t *t = NULL;
+    if (life_nthreads < MPISCOPE_MAX_THREADS) {
+        t = thread_new();
+        if (t)
+            life_threads[life_nthreads++] = t;
+    }
+    if (!t)      /* out of threads or memory: share the last table (documented) */
+        t = life_threads[life_nthreads - 1];
+    pthread_mutex_unlock(&life_thread_lock);
+    mpiscope_tls = t;
+    return t;
+}
+
+void mpiscope_peer_new(mpiscope_thread_t *t, int peer, uint64_t bytes)
+{
+    if (t->npeers >= (uint32_t)mpiscope_settings.MAX_PEERS) {
+        t->overflow |= MPISCOPE_OVF_PEERS;
+        return;
+    }
+    uint32_t key = (uint32_t)peer + 1u, i = (key * 2654435761u) & t->peer_mask;
+    while (t->peers[i].key != 0)
+        i = (i + 1) & t->peer_mask;
+    t->peers[i].key = key;
+    t->peers[i].msgs = 1;
+    t->peers[i].bytes = bytes;
+    t->npeers++;
+}
+
+static void life_start(int provided)
+{
+    if (life_started)
+        return;
+    life_started = 1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &mpiscope_world_rank_);
+    PMPI_Comm_size(MPI_COMM_WORLD, &mpiscope_world_size);
+    mpiscope_settings_read(&mpiscope_settings, mpiscope_world_rank_ == 0);
+    mpiscope_multi = provided == MPI_THREAD_MULTIPLE;
+    mpiscope_nslots = (unsigned)mpiscope_settings.MAX_REGIONS;
+    mpiscope_comms_init();
+    mpiscope_regions_init();
+    if (!mpiscope_thread_attach())
+        return;     /* no memory: stay a pass-through */
+    if (mpiscope_world_rank_ == 0 && !mpiscope_settings.QUIET)
+        fprintf(stderr, "mpiscope: profiling %d ranks (%s mode%s)\n", mpiscope_world_size,
+                mpiscope_settings.MODE == MPISCOPE_MODE_VALUE_SUMMARY ? "summary" : "full",
+                mpiscope_settings.SYNC ? ", sync" : "");
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    life_epoch0 = (double)rt.tv_sec + 1e-9 * (double)rt.tv_nsec;
+    clock_gettime(CLOCK_MONOTONIC, &life_mono0);
+    life_tsc0 = mpiscope_now();
+    mpiscope_on = 1;
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS)
+        life_start(MPI_THREAD_SINGLE);
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS)
+        life_start(provided ? *provided : required);
+    return rc;
+}
+
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    mpiscope_on = 0;       /* nothing more is recorded, nothing is written */
+    return PMPI_Abort(comm, errorcode);
+}
+
+/* Seconds per tick from the TSC and CLOCK_MONOTONIC between Init and now; a
+ * short run is stretched to 20 ms so the ratio is accurate. */
+static double life_calibrate(uint64_t *tsc1_out)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    struct timespec m1;
+    uint64_t t1;
+    double dt;
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &m1);
+        t1 = mpiscope_now();
+        dt = (double)(m1.tv_sec - life_mono0.tv_sec) + 1e-9 * (double)(m1.tv_nsec - life_mono0.tv_nsec);
+        if (dt >= 0.02 || t1 <= life_tsc0)
+            break;
+        struct timespec nap = {0, 20000000};
+        nanosleep(&nap, NULL);
+    }
+    if (tsc1_out)
+        *tsc1_out = t1;
+    return t1 > life_tsc0 ? dt / (double)(t1 - life_tsc0) : 1e-9;
+#else
+    if (tsc1_out)
+        *tsc1_out = mpiscope_now();
+    return 1e-9;
+#endif
+}
+
+/* Fold every other thread's tables into the first one. */
+static void life_merge_threads(mpiscope_thread_t *t0)
+{
+    for (unsigned k = 1; k < life_nthreads; k++) {
+        mpiscope_thread_t *t = life_threads[k];
+        for (uint32_t u = 0; u < t->nused; u++) {
+            uint32_t i = t->used[u];
+            mpiscope_stat_t *a = &t0->stats[i], *b = &t->stats[i];
+            if (a->calls == 0) {
+                t0->used[t0->nused++] = i;
+                *a = *b;
+                continue;
+            }
+            a->calls += b->calls;
+            a->sent += b->sent;
+            a->recv += b->recv;
+            a->ticks += b->ticks;
+            if (b->min < a->min)
+                a->min = b->min;
+            if (b->max > a->max)
+                a->max = b->max;
+        }
+        for (uint32_t u = 0; u < t->nhused; u++) {
+            uint32_t i = t->hused[u];
+            if (t0->hist[i].count == 0)
+                t0->hused[t0->nhused++] = i;
+            t0->hist[i].count += t->hist[i].count;
+            t0->hist[i].ticks += t->hist[i].ticks;
+        }
+        for (uint32_t i = 0; i <= t->peer_mask; i++) {
+            mpiscope_peer_slot_t *p = &t->peers[i];
+            if (!p->key)
+                continue;
+            mpiscope_peer_add(t0, (int)p->key - 1, p->bytes);   /* one message + all bytes */
+            uint32_t j = (p->key * 2654435761u) & t0->peer_mask;
+            while (t0->peers[j].key != 0 && t0->peers[j].key != p->key)
+                j = (j + 1) & t0->peer_mask;
+            if (t0->peers[j].key == p->key)
+                t0->peers[j].msgs += p->msgs - 1;
+        }
+        t0->overflow |= t->overflow;
+    }
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Which ranks share this rank's node: MPI_Comm_split_type(SHARED), keyed by
+ * world rank so the node communicator's rank 0 is the lowest world rank. */
+static void life_node(mpiscope_final_t *f)
+{
+    MPI_Comm node;
+    MPI_Group g, wg;
+    PMPI_Comm_split_type(f->comm, MPI_COMM_TYPE_SHARED, f->rank, MPI_INFO_NULL, &node);
+    PMPI_Comm_size(node, &f->node_size);
+    PMPI_Comm_group(node, &g);
+    PMPI_Comm_group(f->comm, &wg);
+    int *r = malloc(sizeof(int) * (size_t)f->node_size);
+    f->node_ranks = malloc(sizeof(int) * (size_t)f->node_size);
+    for (int i = 0; i < f->node_size; i++)
+        r[i] = i;
+    PMPI_Group_translate_ranks(g, f->node_size, r, wg, f->node_ranks);
+    qsort(f->node_ranks, (size_t)f->node_size, sizeof(int), cmp_int);
+    f->node = f->node_ranks[0];
+    free(r);
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&wg);
+    PMPI_Comm_free(&node);
+}
+
+int mpiscope_on_node(const mpiscope_final_t *f, int world_rank)
+{
+    int lo = 0, hi = f->node_size - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (f->node_ranks[mid] == world_rank)
+            return 1;
+        if (f->node_ranks[mid] < world_rank)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return 0;
+}
+
+void mpiscope_rank_totals(mpiscope_final_t *f, double *mpi, double *wait, double *sync)
+{
+    uint64_t all = 0, w = 0, s = 0;
+    mpiscope_thread_t *t = f->t;
+    for (uint32_t u = 0; u < t->nused; u++) {
+        uint32_t i = t->used[u];
+        unsigned id = i / mpiscope_nslots;
+        const char *k = mpiscope_func_kinds[id];
+        all += t->stats[i].ticks;
+        if (k[0] == 'w')          /* "wait" */
+            w += t->stats[i].ticks;
+        else if (k[0] == 's')     /* "sync" */
+            s += t->stats[i].ticks;
+    }
+    *mpi = (double)all * f->sec_per_tick;
+    *wait = (double)w * f->sec_per_tick;
+    *sync = (double)s * f->sec_per_tick;
+}
+
+int MPI_Finalize(void)
+{
+    if (mpiscope_on && !life_finished) {
+        uint64_t tsc_end = mpiscope_now();
+        mpiscope_on = 0;
+        life_finished = 1;
+        mpiscope_regions_close_all(tsc_end);
+        mpiscope_final_t f;
+        memset(&f, 0, sizeof f);
+        uint64_t tsc1;
+        f.sec_per_tick = life_calibrate(&tsc1);
+        f.wall = (double)(tsc_end - life_tsc0) * f.sec_per_tick;
+        f.start_time = life_epoch0;
+        f.t = life_threads[0];
+        f.threads = life_nthreads;
+        life_merge_threads(f.t);
+        f.overflow = f.t->overflow | mpiscope_comms_overflow() | mpiscope_regions_overflow();
+        PMPI_Comm_dup(MPI_COMM_WORLD, &f.comm);
+        PMPI_Comm_rank(f.comm, &f.rank);
+        PMPI_Comm_size(f.comm, &f.size);
+        life_node(&f);
+        if (mpiscope_settings.MODE == MPISCOPE_MODE_VALUE_SUMMARY)
+            mpiscope_write_summary(&f);
+        else
+            mpiscope_write_profile(&f);
+        free(f.node_ranks);
+        PMPI_Comm_free(&f.comm);
+    }
+    return PMPI_Finalize();
+}
+
+/* --- MPI_Pcontrol ------------------------------------------------------------------ */
+
+/* Copy a C string that may not exist (a level passed without a name leaves
+ * garbage in the variadic slot): read through process_vm_readv, which fails
+ * instead of faulting. Returns the length, or 0 if unreadable / not text. */
+static size_t life_safe_name(const char *s, char *buf, size_t cap)
+{
+    size_t n = 0;
+    if (!s)
+        return 0;
+    while (n + 1 < cap) {
+        size_t page = 4096 - ((uintptr_t)(s + n) & 4095);
+        size_t want = cap - 1 - n < page ? cap - 1 - n : page;
+        struct iovec local = {buf + n, want}, remote = {(void *)(s + n), want};
+        if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)want)
+            return 0;
+        for (size_t i = 0; i < want; i++) {
+            unsigned char ch = (unsigned char)buf[n + i];
+            if (ch == 0)
+                return n + i;
+            if (ch < 0x20 || ch > 0x7e)
+                return 0;
+        }
+        n += want;
+    }
+    return 0;      /* no terminator within cap: not a name we take */
+}
+
+int mpiscope_pcontrol(int level, const char *name, size_t len)
+{
+    if (mpiscope_on) {
+        MPISCOPE_CALL(c, MPISCOPE_ID_MPI_Pcontrol, -1, -1);
+        c.t0 = c.t1 = 0;    /* Pcontrol is bookkeeping, not time in MPI */
+        mpiscope_record(&c); /* charged to the region it is called in */
+        if (name && len)
+            mpiscope_region_control(level, name, len);
+    }
+    return PMPI_Pcontrol(level);
+}
+
+int MPI_Pcontrol(const int level, ...)
+{
+    char buf[256];
+    size_t len = 0;
+    if (level == 1 || level == -1) {
+        va_list ap;
+        va_start(ap, level);
+        const char *name = va_arg(ap, const char *);
+        va_end(ap);
+        len = life_safe_name(name, buf, sizeof buf);
+    }
+    return mpiscope_pcontrol(level, len ? buf : NULL, len);
+}

@@ -1,0 +1,260 @@
+/*
+ * mpiscope.h - the runtime's internal interface: per-thread tables, the hot
+ * path (timer + record), and the entry points of each feature file.
+ *
+ * Files: lifecycle.c (Init/Finalize/Abort/Pcontrol, threads), comms.c
+ * (communicator translation, persistent requests, group sizes), regions.c
+ * (Pcontrol regions), iofiles.c (MPI-IO hints), merge.c (binomial-tree set
+ * union), writer.c (the profile file), summary.c (MPISCOPE_MODE=summary),
+ * settings.c, buf.c. Generated: mpiscope_ids.h, mpiscope_table.c,
+ * mpiscope_wrappers.c (gen_wrappers.py from functions.py).
+ *
+ * RATIONALE: everything here is hidden (not exported from libmpiscope.so),
+ * so calls and global loads on the hot path need no PLT or GOT indirection;
+ * only the MPI_* wrappers (declared by mpi.h) and the Fortran entry points
+ * are exported.
+ */
+#ifndef MPISCOPE_H
+#define MPISCOPE_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpiscope_ids.h"
+#include "profile_format.h"
+#include "settings.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define MPISCOPE_CLOCK "rdtsc"
+#else
+#include <time.h>
+#define MPISCOPE_CLOCK "clock_gettime"
+#endif
+
+#pragma GCC visibility push(hidden)
+
+#define MPISCOPE_VERSION "0.1.0"
+#define MPISCOPE_NBUCKETS 64       /* log2 size buckets: 0 bytes, then [2^(b-1), 2^b) */
+#define MPISCOPE_MAX_THREADS 256   /* threads with their own tables; more share the last */
+#define MPISCOPE_REGION_DEPTH 64   /* nesting depth of open regions */
+
+/* Timer ticks: TSC on x86 (calibrated against CLOCK_MONOTONIC at Init and
+ * Finalize), nanoseconds elsewhere. */
+static inline uint64_t mpiscope_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __rdtsc();
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+typedef struct {                 /* one (function id, region slot) */
+    uint64_t calls, sent, recv;
+    uint64_t ticks, min, max;
+} mpiscope_stat_t;
+
+typedef struct {                 /* one (histogram slot, region slot, bucket) */
+    uint64_t count, ticks;
+} mpiscope_hbin_t;
+
+typedef struct {                 /* open addressing; key = world rank + 1, 0 = empty */
+    uint32_t key;
+    uint32_t pad;
+    uint64_t msgs, bytes;
+} mpiscope_peer_slot_t;
+
+/* Everything one thread records. Allocated (mmap, zero pages cost nothing
+ * until touched) the first time a thread calls MPI; never freed. */
+typedef struct mpiscope_thread {
+    mpiscope_stat_t *stats;      /* [MPISCOPE_NIDS][nslots] */
+    mpiscope_hbin_t *hist;       /* [MPISCOPE_NHIST][nslots][MPISCOPE_NBUCKETS] */
+    uint32_t *used;              /* stats indices with calls > 0, in first-use order */
+    uint32_t *hused;             /* hist indices with count > 0 */
+    uint32_t nused, nhused;
+    mpiscope_peer_slot_t *peers; /* capacity peer_mask + 1 */
+    uint32_t peer_mask, npeers;
+    uint32_t overflow;           /* enum mpiscope_overflow bits */
+} mpiscope_thread_t;
+
+typedef struct {                 /* one call in flight (see roles.h) */
+    mpiscope_thread_t *t;
+    int id, hist, sync_id;
+    int root;                    /* 1 root, 0 leaf, -1 not involved (intercomm PROC_NULL) */
+    int inter;                   /* the communicator is an intercommunicator */
+    int nosend, norecv;          /* MPI_IN_PLACE: skip the send / receive roles */
+    int peer;                    /* world rank of a point-to-point destination, or -1 */
+    uint64_t sent, recv;
+    uint64_t t0, t1;
+} mpiscope_call_t;
+
+/* Process state (lifecycle.c). */
+extern volatile int mpiscope_on;         /* between our MPI_Init and MPI_Finalize */
+extern int mpiscope_multi;               /* MPI_THREAD_MULTIPLE: shared tables take a lock */
+extern int mpiscope_world_rank_, mpiscope_world_size;
+extern unsigned mpiscope_nslots;         /* region slots (MPISCOPE_MAX_REGIONS) */
+extern unsigned mpiscope_region_slot;    /* innermost open region's slot, 0 = none */
+extern mpiscope_settings_t mpiscope_settings;
+extern __thread mpiscope_thread_t *mpiscope_tls __attribute__((tls_model("initial-exec")));
+
+mpiscope_thread_t *mpiscope_thread_attach(void);  /* first MPI call of a thread */
+void mpiscope_lock(void);                         /* no-ops unless mpiscope_multi */
+void mpiscope_unlock(void);
+
+#define MPISCOPE_CALL(c, id_, hist_, sync_)                                        \
+    mpiscope_call_t c;                                                             \
+    c.t = mpiscope_tls ? mpiscope_tls : mpiscope_thread_attach();                  \
+    c.id = (id_); c.hist = (hist_); c.sync_id = (sync_);                           \
+    c.root = 1; c.inter = 0; c.nosend = 0; c.norecv = 0; c.peer = -1; c.sent = 0; c.recv = 0
+
+void mpiscope_peer_new(mpiscope_thread_t *t, int world_peer, uint64_t bytes);  /* insert or overflow */
+
+/* One more message of `bytes` to world rank `peer`. */
+static inline void mpiscope_peer_add(mpiscope_thread_t *t, int peer, uint64_t bytes)
+{
+    uint32_t key = (uint32_t)peer + 1u, i = (key * 2654435761u) & t->peer_mask;
+    for (;;) {
+        mpiscope_peer_slot_t *p = &t->peers[i];
+        if (p->key == key) {
+            p->msgs++;
+            p->bytes += bytes;
+            return;
+        }
+        if (p->key == 0) {
+            mpiscope_peer_new(t, peer, bytes);   /* rare: a new peer */
+            return;
+        }
+        i = (i + 1) & t->peer_mask;
+    }
+}
+
+static inline void mpiscope_stat_add(mpiscope_thread_t *t, int id, uint64_t dt, uint64_t sent,
+                                     uint64_t recv)
+{
+    uint32_t idx = (uint32_t)id * mpiscope_nslots + mpiscope_region_slot;
+    mpiscope_stat_t *s = &t->stats[idx];
+    if (s->calls++ == 0) {
+        t->used[t->nused++] = idx;
+        s->min = dt;
+    }
+    s->sent += sent;
+    s->recv += recv;
+    s->ticks += dt;
+    if (dt < s->min)
+        s->min = dt;
+    if (dt > s->max)
+        s->max = dt;
+}
+
+/* The end of every wrapper: one call of c.id, its bytes, its size bucket,
+ * its message to a peer. No allocation, no lock, no string. */
+static inline void mpiscope_record(mpiscope_call_t *c)
+{
+    mpiscope_thread_t *t = c->t;
+    uint64_t dt = c->t1 - c->t0;
+    mpiscope_stat_add(t, c->id, dt, c->sent, c->recv);
+    if (c->hist >= 0) {
+        uint64_t size = c->sent ? c->sent : c->recv;
+        unsigned bucket = size ? 64u - (unsigned)__builtin_clzll(size) : 0u;
+        if (bucket >= MPISCOPE_NBUCKETS)
+            bucket = MPISCOPE_NBUCKETS - 1;
+        uint32_t idx = ((uint32_t)c->hist * mpiscope_nslots + mpiscope_region_slot) * MPISCOPE_NBUCKETS + bucket;
+        mpiscope_hbin_t *h = &t->hist[idx];
+        if (h->count++ == 0)
+            t->hused[t->nhused++] = idx;
+        h->ticks += dt;
+    }
+    if (c->peer >= 0)
+        mpiscope_peer_add(t, c->peer, c->sent);
+}
+
+/* comms.c */
+int mpiscope_comm_translate(MPI_Comm comm, int rank);   /* world rank, -1 if unknown */
+static inline int mpiscope_world_of(MPI_Comm comm, int rank)
+{
+    return comm == MPI_COMM_WORLD ? rank : mpiscope_comm_translate(comm, rank);
+}
+void mpiscope_comm_forget(MPI_Comm comm);
+int mpiscope_group_n(MPI_Comm comm, int *inter);        /* remote size of an intercomm, else size */
+void mpiscope_degrees(MPI_Comm comm, int *indeg, int *outdeg);
+uint64_t mpiscope_bytes(long count, MPI_Datatype type);
+void mpiscope_req_add(MPI_Request req, int peer, uint64_t bytes, int is_send);
+void mpiscope_req_start(mpiscope_call_t *c, MPI_Request req);
+void mpiscope_req_forget(MPI_Request req);
+void mpiscope_comms_init(void);
+uint32_t mpiscope_comms_overflow(void);
+
+/* regions.c */
+void mpiscope_regions_init(void);
+int mpiscope_region_control(int level, const char *name, size_t len);
+void mpiscope_regions_close_all(uint64_t now);
+unsigned mpiscope_regions_count(void);                  /* slots in use, including 0 */
+void mpiscope_region_info(unsigned slot, uint64_t *id, uint64_t *parent, uint32_t *depth,
+                          uint64_t *entries, uint64_t *ticks, const char **name);
+uint32_t mpiscope_regions_overflow(void);
+
+/* iofiles.c */
+void mpiscope_io_file_opened(MPI_Comm comm, const char *filename, MPI_File fh);
+
+/* A growable byte buffer (buf.c); used only outside the hot path. */
+typedef struct mpiscope_buf {
+    char *data;
+    size_t len, cap;
+} mpiscope_buf_t;
+void mpiscope_buf_put(mpiscope_buf_t *b, const void *p, size_t n);
+void mpiscope_buf_str(mpiscope_buf_t *b, const char *s);
+void mpiscope_buf_printf(mpiscope_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void mpiscope_buf_json_string(mpiscope_buf_t *b, const char *s);
+void mpiscope_buf_free(mpiscope_buf_t *b);
+
+/* merge.c: union over ranks of (a, b, text) entries; the result lands on
+ * rank 0 of comm (and on every rank if bcast). */
+typedef struct {
+    uint64_t a, b;
+    const char *text;            /* may be NULL */
+    uint32_t len;
+} mpiscope_entry_t;
+typedef struct {
+    mpiscope_entry_t *e;
+    size_t n;
+    mpiscope_buf_t store;        /* owns the serialized entries */
+} mpiscope_set_t;
+void mpiscope_set_union(MPI_Comm comm, const mpiscope_entry_t *mine, size_t n, int bcast,
+                        mpiscope_set_t *out);
+void mpiscope_set_free(mpiscope_set_t *s);
+size_t mpiscope_io_files_entries(mpiscope_entry_t *out, size_t cap);   /* iofiles.c */
+
+/* writer.c / summary.c: what Finalize hands to the writers. */
+typedef struct {
+    MPI_Comm comm;               /* private dup of MPI_COMM_WORLD */
+    int rank, size;
+    double sec_per_tick;
+    double start_time;           /* epoch seconds at Init (this rank) */
+    double wall;                 /* Init return .. Finalize entry, s */
+    mpiscope_thread_t *t;        /* all threads merged */
+    uint32_t threads;
+    uint32_t overflow;
+    int node;                    /* world rank of the lowest rank on this node */
+    int node_size;
+    int *node_ranks;             /* sorted world ranks of this node */
+} mpiscope_final_t;
+
+void mpiscope_write_profile(mpiscope_final_t *f);
+void mpiscope_meta_common(mpiscope_final_t *f, mpiscope_buf_t *b, const char *job_id,
+                          const mpiscope_set_t *regions, const mpiscope_set_t *iofiles);
+int mpiscope_open_output(mpiscope_final_t *f, MPI_File *fh, char *path, size_t cap, char *job_id);
+int mpiscope_write_pieces(mpiscope_final_t *f, MPI_File fh, const uint64_t *off, const uint64_t *len,
+                          const void *const *ptr, int n);
+void mpiscope_write_summary(mpiscope_final_t *f);
+void mpiscope_named_sets(mpiscope_final_t *f, uint64_t named_total, uint64_t io_total,
+                         mpiscope_set_t *regions, mpiscope_set_t *iofiles);
+void mpiscope_rank_totals(mpiscope_final_t *f, double *mpi, double *wait, double *sync);
+int mpiscope_on_node(const mpiscope_final_t *f, int world_rank);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,202 @@
+/*
+ * roles.h - what each argument role of runtime/functions.py does.
+ *
+ * The generated wrappers (mpiscope_wrappers.c) call MPISCOPE_PRE_<role>(&c,
+ * args...) before the PMPI call and MPISCOPE_POST_<role>(&c, rc, args...)
+ * after it; functions.ROLES says which. c is the call in flight
+ * (mpiscope_call_t): roles set its bytes, its peer and its root status, and
+ * mpiscope_record() files it. A role never changes what the application
+ * passed in a way it could observe: the only substitution is our own
+ * MPI_Status where the application passed MPI_STATUS_IGNORE.
+ *
+ * Bytes: "the size of the buffers the arguments describe" (docs/runtime.md):
+ * count x MPI_Type_size, so derived datatypes count their data, not their
+ * extent; MPI_IN_PLACE sends 0 bytes; MPI_PROC_NULL moves 0 bytes.
+ */
+#ifndef MPISCOPE_ROLES_H
+#define MPISCOPE_ROLES_H
+
+#include "mpiscope.h"
+
+#pragma GCC visibility push(hidden)
+
+/* --- sizes ---------------------------------------------------------------- */
+
+static inline uint64_t mpiscope_sum_counts(const int *counts, int n)
+{
+    uint64_t s = 0;
+    for (int i = 0; counts && i < n; i++)
+        if (counts[i] > 0)
+            s += (uint64_t)counts[i];
+    return s;
+}
+
+static inline uint64_t mpiscope_sum_w(const int *counts, const MPI_Datatype *types, int n)
+{
+    uint64_t s = 0;
+    for (int i = 0; counts && types && i < n; i++)
+        s += mpiscope_bytes(counts[i], types[i]);
+    return s;
+}
+
+#define MPISCOPE_PRE_send(c, count, type) ((c)->sent += (c)->nosend ? 0 : mpiscope_bytes((count), (type)))
+#define MPISCOPE_PRE_recv(c, count, type) ((c)->recv += (c)->norecv ? 0 : mpiscope_bytes((count), (type)))
+#define MPISCOPE_PRE_send_n(c, count, type, comm) \
+    ((c)->sent += (c)->nosend ? 0 : mpiscope_bytes((count), (type)) * (uint64_t)mpiscope_group_n((comm), NULL))
+#define MPISCOPE_PRE_recv_n(c, count, type, comm) \
+    ((c)->recv += (c)->norecv ? 0 : mpiscope_bytes((count), (type)) * (uint64_t)mpiscope_group_n((comm), NULL))
+#define MPISCOPE_PRE_send_v(c, counts, type, comm) \
+    ((c)->sent += (c)->nosend ? 0 : mpiscope_sum_counts((counts), mpiscope_group_n((comm), NULL)) * mpiscope_bytes(1, (type)))
+#define MPISCOPE_PRE_recv_v(c, counts, type, comm) \
+    ((c)->recv += (c)->norecv ? 0 : mpiscope_sum_counts((counts), mpiscope_group_n((comm), NULL)) * mpiscope_bytes(1, (type)))
+#define MPISCOPE_PRE_send_w(c, counts, types, comm) \
+    ((c)->sent += (c)->nosend ? 0 : mpiscope_sum_w((counts), (types), mpiscope_group_n((comm), NULL)))
+#define MPISCOPE_PRE_recv_w(c, counts, types, comm) \
+    ((c)->recv += (c)->norecv ? 0 : mpiscope_sum_w((counts), (types), mpiscope_group_n((comm), NULL)))
+
+static inline int mpiscope_local_size(MPI_Comm comm)
+{
+    int n = 0;
+    PMPI_Comm_size(comm, &n);
+    return n;
+}
+
+static inline int mpiscope_local_rank(MPI_Comm comm)
+{
+    int r = 0;
+    PMPI_Comm_rank(comm, &r);
+    return r;
+}
+
+#define MPISCOPE_PRE_send_sum(c, counts, type, comm) \
+    ((c)->sent += (c)->nosend ? 0 : mpiscope_sum_counts((counts), mpiscope_local_size(comm)) * mpiscope_bytes(1, (type)))
+#define MPISCOPE_PRE_recv_mine(c, counts, type, comm) \
+    ((c)->recv += (c)->norecv ? 0 : (counts) ? mpiscope_bytes((counts)[mpiscope_local_rank(comm)], (type)) : 0)
+
+static inline int mpiscope_outdeg(MPI_Comm comm)
+{
+    int in, out;
+    mpiscope_degrees(comm, &in, &out);
+    return out;
+}
+
+static inline int mpiscope_indeg(MPI_Comm comm)
+{
+    int in, out;
+    mpiscope_degrees(comm, &in, &out);
+    return in;
+}
+
+#define MPISCOPE_PRE_send_out(c, count, type, comm) \
+    ((c)->sent += (c)->nosend ? 0 : mpiscope_bytes((count), (type)) * (uint64_t)mpiscope_outdeg(comm))
+#define MPISCOPE_PRE_recv_in(c, count, type, comm) \
+    ((c)->recv += (c)->norecv ? 0 : mpiscope_bytes((count), (type)) * (uint64_t)mpiscope_indeg(comm))
+#define MPISCOPE_PRE_send_outv(c, counts, type, comm) \
+    ((c)->sent += (c)->nosend ? 0 : mpiscope_sum_counts((counts), mpiscope_outdeg(comm)) * mpiscope_bytes(1, (type)))
+#define MPISCOPE_PRE_recv_inv(c, counts, type, comm) \
+    ((c)->recv += (c)->norecv ? 0 : mpiscope_sum_counts((counts), mpiscope_indeg(comm)) * mpiscope_bytes(1, (type)))
+#define MPISCOPE_PRE_send_outw(c, counts, types, comm) \
+    ((c)->sent += (c)->nosend ? 0 : mpiscope_sum_w((counts), (types), mpiscope_outdeg(comm)))
+#define MPISCOPE_PRE_recv_inw(c, counts, types, comm) \
+    ((c)->recv += (c)->norecv ? 0 : mpiscope_sum_w((counts), (types), mpiscope_indeg(comm)))
+
+/* MPI_IN_PLACE: the send (receive) arguments may be garbage, so the roles
+ * listed after it never look at them (functions.py lists inplace first). */
+#define MPISCOPE_PRE_inplace(c, buf) \
+    ((c)->nosend = (const void *)(buf) == (const void *)MPI_IN_PLACE)
+#define MPISCOPE_PRE_inplace_recv(c, buf) \
+    ((c)->norecv = (const void *)(buf) == (const void *)MPI_IN_PLACE)
+
+/* --- rooted collectives ------------------------------------------------------ */
+
+static inline void mpiscope_root(mpiscope_call_t *c, int root, MPI_Comm comm)
+{
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    c->inter = inter;
+    if (inter)
+        c->root = root == MPI_ROOT ? 1 : root == MPI_PROC_NULL ? -1 : 0;
+    else
+        c->root = root == mpiscope_local_rank(comm) ? 1 : 0;
+}
+#define MPISCOPE_PRE_root(c, root, comm) mpiscope_root((c), (root), (comm))
+#define MPISCOPE_QUAL_root(c) ((c)->root == 1)
+#define MPISCOPE_QUAL_leaf(c) ((c)->root == 0)
+#define MPISCOPE_QUAL_member(c) ((c)->root == 0 || ((c)->root == 1 && !(c)->inter))
+
+/* --- point to point ------------------------------------------------------------ */
+
+static inline void mpiscope_dest(mpiscope_call_t *c, int dest, MPI_Comm comm)
+{
+    if (dest == MPI_PROC_NULL)
+        c->sent = 0;
+    else
+        c->peer = mpiscope_world_of(comm, dest);
+}
+#define MPISCOPE_PRE_dest(c, dest, comm) mpiscope_dest((c), (dest), (comm))
+#define MPISCOPE_PRE_source(c, source) \
+    do { if ((source) == MPI_PROC_NULL) (c)->recv = 0; } while (0)
+#define MPISCOPE_PRE_message(c, message) \
+    do { if ((message) && *(message) == MPI_MESSAGE_NO_PROC) (c)->recv = 0; } while (0)
+
+/* The received size comes from the status, so a status the application
+ * ignores is replaced by ours (declared in the wrapper's scope). */
+#define MPISCOPE_PRE_recv_status(c, type, status) \
+    MPI_Status mpiscope_own_status;               \
+    if ((status) == MPI_STATUS_IGNORE)            \
+        (status) = &mpiscope_own_status
+static inline void mpiscope_recv_status(mpiscope_call_t *c, int rc, MPI_Status *st)
+{
+    int n = 0;
+    if (rc == MPI_SUCCESS && PMPI_Get_count(st, MPI_BYTE, &n) == MPI_SUCCESS && n > 0 &&
+        n != MPI_UNDEFINED)
+        c->recv += (uint64_t)n;
+}
+#define MPISCOPE_POST_recv_status(c, rc, type, status) mpiscope_recv_status((c), (rc), (status))
+
+/* --- persistent requests ---------------------------------------------------------- */
+
+#define MPISCOPE_POST_persist_send(c, rc, count, type, dest, comm, request)                    \
+    do {                                                                                       \
+        if ((rc) == MPI_SUCCESS)                                                               \
+            mpiscope_req_add(*(request),                                                       \
+                             (dest) == MPI_PROC_NULL ? -1 : mpiscope_world_of((comm), (dest)), \
+                             (dest) == MPI_PROC_NULL ? 0 : mpiscope_bytes((count), (type)), 1); \
+    } while (0)
+#define MPISCOPE_POST_persist_recv(c, rc, count, type, source, request)                        \
+    do {                                                                                       \
+        if ((rc) == MPI_SUCCESS)                                                               \
+            mpiscope_req_add(*(request), -1,                                                   \
+                             (source) == MPI_PROC_NULL ? 0 : mpiscope_bytes((count), (type)), 0); \
+    } while (0)
+#define MPISCOPE_PRE_start(c, request) mpiscope_req_start((c), *(request))
+#define MPISCOPE_PRE_startall(c, count, requests)                                              \
+    do {                                                                                       \
+        for (int mpiscope_i = 0; (requests) && mpiscope_i < (count); mpiscope_i++)             \
+            mpiscope_req_start((c), (requests)[mpiscope_i]);                                   \
+    } while (0)
+#define MPISCOPE_PRE_free_request(c, request) \
+    do { if (request) mpiscope_req_forget(*(request)); } while (0)
+
+/* --- communicators, files, sync ------------------------------------------------- */
+
+#define MPISCOPE_PRE_free_comm(c, comm) \
+    do { if (comm) mpiscope_comm_forget(*(comm)); } while (0)
+#define MPISCOPE_POST_file_open(c, rc, comm, filename, fh) \
+    do { if ((rc) == MPI_SUCCESS) mpiscope_io_file_opened((comm), (filename), *(fh)); } while (0)
+
+/* MPISCOPE_SYNC=1: the time a collective waits for late ranks, measured by
+ * a barrier of our own just before it, recorded as <collective>:sync. */
+static inline void mpiscope_sync(mpiscope_call_t *c, MPI_Comm comm)
+{
+    if (!mpiscope_settings.SYNC || c->sync_id < 0)
+        return;
+    uint64_t t0 = mpiscope_now();
+    PMPI_Barrier(comm);
+    mpiscope_stat_add(c->t, c->sync_id, mpiscope_now() - t0, 0, 0);
+}
+#define MPISCOPE_PRE_sync(c, comm) mpiscope_sync((c), (comm))
+
+#pragma GCC visibility pop
+
+#endif

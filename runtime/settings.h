@@ -1,0 +1,49 @@
+/*
+ * settings.h - every MPISCOPE_* environment variable, in one table.
+ *
+ * X(NAME, TYPE, DEFAULT, RANGE, DOC): the variable is MPISCOPE_<NAME>; TYPE is
+ * bool (0/1), int (RANGE "min..max"), choice (RANGE "a|b|...", stored as the
+ * index of the value) or string. settings.c generates the parsing from this
+ * table; docs/settings.md lists the same rows (tests/test_runtime_settings.py
+ * checks that they agree). A bad value prints one warning (rank 0) and the
+ * default is used: a setting never stops the application.
+ */
+#ifndef MPISCOPE_SETTINGS_H
+#define MPISCOPE_SETTINGS_H
+
+#define MPISCOPE_SETTINGS(X)                                                                      \
+    X(MODE, choice, "full", "full|summary",                                                       \
+      "full: per-rank records; summary: the runtime reduces across ranks and the file size "      \
+      "does not grow with the number of ranks")                                                   \
+    X(DIR, string, "", "",                                                                        \
+      "directory the profile is written to (default: the current directory)")                     \
+    X(SYNC, bool, "0", "0|1",                                                                     \
+      "1: time a PMPI_Barrier before each blocking collective and record it as "                  \
+      "<collective>:sync (collective sync time)")                                                 \
+    X(QUIET, bool, "0", "0|1", "1: print nothing on stderr except warnings")                      \
+    X(MAX_PEERS, int, "4096", "16..16777216",                                                     \
+      "distinct point-to-point destinations kept per thread; more are counted in rank.overflow")  \
+    X(MAX_REGIONS, int, "64", "2..4096",                                                          \
+      "distinct Pcontrol regions per process, plus one for outside every region")                 \
+    X(MAX_REQUESTS, int, "4096", "16..16777216",                                                  \
+      "persistent requests alive at the same time")                                               \
+    X(MAX_COMMS, int, "1024", "16..1048576",                                                      \
+      "communicators whose rank translation is cached at the same time")
+
+typedef struct {
+#define MPISCOPE_SETTING_FIELD(name, type, def, range, doc) long name;
+    MPISCOPE_SETTINGS(MPISCOPE_SETTING_FIELD)
+#undef MPISCOPE_SETTING_FIELD
+    char DIR_value[4096];
+} mpiscope_settings_t;
+
+enum { MPISCOPE_MODE_VALUE_FULL = 0, MPISCOPE_MODE_VALUE_SUMMARY = 1 };
+
+/* Read the environment into s; warnings go to stderr when warn is non-zero. */
+void mpiscope_settings_read(mpiscope_settings_t *s, int warn);
+
+/* Append the settings in effect to a JSON object being built (no braces). */
+struct mpiscope_buf;
+void mpiscope_settings_json(const mpiscope_settings_t *s, struct mpiscope_buf *b);
+
+#endif

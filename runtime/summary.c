@@ -1,0 +1,213 @@
+/*
+ * summary.c - MPISCOPE_MODE=summary: the runtime reduces across ranks and
+ * writes a file whose size does not grow with the number of ranks (SUMMARY
+ * and HIST sections, docs/profile-format.md).
+ *
+ * The keys (function, region) and (function, bucket, region) differ by rank,
+ * so their union is found first (binomial tree, merge.c) and broadcast; then
+ * every rank fills one value per (key, metric), 0 where it has no such key,
+ * and three reductions to rank 0 give the sums (with the count of non-zero
+ * ranks), MPI_MINLOC and MPI_MAXLOC (ties go to the lowest rank, as MPI
+ * defines them). Memory and messages are O(keys), never O(P).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpiscope.h"
+
+typedef struct {
+    double v;
+    int rank;
+} val_rank_t;
+
+static long find_key(const mpiscope_set_t *s, uint64_t a, uint64_t b)
+{
+    long lo = 0, hi = (long)s->n - 1;
+    while (lo <= hi) {
+        long mid = (lo + hi) / 2;
+        const mpiscope_entry_t *e = &s->e[mid];
+        if (e->a == a && e->b == b)
+            return mid;
+        if (e->a < a || (e->a == a && e->b < b))
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+static uint64_t slot_region(unsigned slot)
+{
+    uint64_t id, parent, entries, ticks;
+    uint32_t depth;
+    const char *name;
+    mpiscope_region_info(slot, &id, &parent, &depth, &entries, &ticks, &name);
+    return id;
+}
+
+void mpiscope_write_summary(mpiscope_final_t *f)
+{
+    mpiscope_thread_t *t = f->t;
+    const double spt = f->sec_per_tick;
+
+    /* Keys this rank has. */
+    mpiscope_entry_t *fk = calloc(t->nused + 1, sizeof *fk);
+    for (uint32_t u = 0; u < t->nused; u++) {
+        uint32_t i = t->used[u];
+        fk[u] = (mpiscope_entry_t){i / mpiscope_nslots, slot_region(i % mpiscope_nslots), NULL, 0};
+    }
+    short hist_func[MPISCOPE_NHIST > 0 ? MPISCOPE_NHIST : 1];
+    for (int id = 0; id < MPISCOPE_NIDS; id++)
+        if (mpiscope_func_hist[id] >= 0)
+            hist_func[mpiscope_func_hist[id]] = (short)id;
+    mpiscope_entry_t *hk = calloc(t->nhused + 1, sizeof *hk);
+    for (uint32_t u = 0; u < t->nhused; u++) {
+        uint32_t i = t->hused[u], bucket = i % MPISCOPE_NBUCKETS, rest = i / MPISCOPE_NBUCKETS;
+        uint64_t fid = (uint64_t)hist_func[rest / mpiscope_nslots];
+        hk[u] = (mpiscope_entry_t){(fid << 8) | bucket, slot_region(rest % mpiscope_nslots), NULL, 0};
+    }
+
+    uint64_t counts[2] = {mpiscope_regions_count() - 1, 0}, totals[2];
+    mpiscope_entry_t io_probe[64];
+    counts[1] = mpiscope_io_files_entries(io_probe, 64);
+    PMPI_Allreduce(counts, totals, 2, MPI_UINT64_T, MPI_SUM, f->comm);
+    mpiscope_set_t fkeys, hkeys, regions, iofiles;
+    mpiscope_set_union(f->comm, fk, t->nused, 1, &fkeys);
+    mpiscope_set_union(f->comm, hk, t->nhused, 1, &hkeys);
+    mpiscope_named_sets(f, totals[0], totals[1], &regions, &iofiles);
+
+    /* Values: 9 rank-level metrics, then 4 per function key. */
+    const size_t K = fkeys.n, N = MPISCOPE_RM_COUNT + MPISCOPE_FM_COUNT * K, H = hkeys.n;
+    double *sum_in = calloc(2 * N + 1, sizeof *sum_in), *sum_out = calloc(2 * N + 1, sizeof *sum_out);
+    val_rank_t *loc = calloc(N + 1, sizeof *loc), *mins = calloc(N + 1, sizeof *mins);
+    val_rank_t *maxs = calloc(N + 1, sizeof *maxs);
+    double *hin = calloc(2 * H + 1, sizeof *hin), *hout = calloc(2 * H + 1, sizeof *hout);
+    double rm[MPISCOPE_RM_COUNT] = {0};
+    rm[MPISCOPE_RM_WALL] = f->wall;
+    mpiscope_rank_totals(f, &rm[MPISCOPE_RM_MPI], &rm[MPISCOPE_RM_WAIT], &rm[MPISCOPE_RM_SYNC]);
+    rm[MPISCOPE_RM_COMPUTE] = f->wall - rm[MPISCOPE_RM_MPI];
+    for (uint32_t i = 0; i <= t->peer_mask; i++) {
+        mpiscope_peer_slot_t *p = &t->peers[i];
+        if (!p->key)
+            continue;
+        int on = mpiscope_on_node(f, (int)p->key - 1);
+        rm[on ? MPISCOPE_RM_ON_MSGS : MPISCOPE_RM_OFF_MSGS] += (double)p->msgs;
+        rm[on ? MPISCOPE_RM_ON_BYTES : MPISCOPE_RM_OFF_BYTES] += (double)p->bytes;
+    }
+    memcpy(sum_in, rm, sizeof rm);
+    for (uint32_t u = 0; u < t->nused; u++) {
+        long k = find_key(&fkeys, fk[u].a, fk[u].b);
+        if (k < 0)
+            continue;
+        mpiscope_stat_t *s = &t->stats[t->used[u]];
+        double *v = &sum_in[MPISCOPE_RM_COUNT + MPISCOPE_FM_COUNT * (size_t)k];
+        v[MPISCOPE_FM_CALLS] = (double)s->calls;
+        v[MPISCOPE_FM_BYTES_SENT] = (double)s->sent;
+        v[MPISCOPE_FM_BYTES_RECV] = (double)s->recv;
+        v[MPISCOPE_FM_TIME] = (double)s->ticks * spt;
+    }
+    for (size_t j = 0; j < N; j++) {
+        sum_in[N + j] = sum_in[j] != 0.0;
+        loc[j] = (val_rank_t){sum_in[j], f->rank};
+    }
+    for (uint32_t u = 0; u < t->nhused; u++) {
+        long k = find_key(&hkeys, hk[u].a, hk[u].b);
+        if (k < 0)
+            continue;
+        hin[2 * k] = (double)t->hist[t->hused[u]].count;
+        hin[2 * k + 1] = (double)t->hist[t->hused[u]].ticks * spt;
+    }
+    PMPI_Reduce(sum_in, sum_out, (int)(2 * N), MPI_DOUBLE, MPI_SUM, 0, f->comm);
+    PMPI_Reduce(loc, mins, (int)N, MPI_DOUBLE_INT, MPI_MINLOC, 0, f->comm);
+    PMPI_Reduce(loc, maxs, (int)N, MPI_DOUBLE_INT, MPI_MAXLOC, 0, f->comm);
+    if (H)
+        PMPI_Reduce(hin, hout, (int)(2 * H), MPI_DOUBLE, MPI_SUM, 0, f->comm);
+    uint32_t any_overflow = 0;
+    PMPI_Reduce(&f->overflow, &any_overflow, 1, MPI_UINT32_T, MPI_BOR, 0, f->comm);
+
+    mpiscope_summary_t *sum = NULL;
+    mpiscope_hist_t *hist = NULL;
+    mpiscope_buf_t head = {0}, meta = {0};
+    char path[4096] = "", job[256] = "";
+    MPI_File fh = MPI_FILE_NULL;
+    if (mpiscope_open_output(f, &fh, path, sizeof path, job)) {
+        enum { NSEC = 3 };
+        uint64_t off_sum = 64 + 32 * NSEC, off_hist = off_sum + 56 * N, off_meta = off_hist + 32 * H;
+        uint64_t nsum = 0, nhist = 0;
+        if (f->rank == 0) {
+            sum = calloc(N + 1, sizeof *sum);
+            hist = calloc(H + 1, sizeof *hist);
+            for (size_t j = 0; j < N; j++) {
+                int rank_level = j < MPISCOPE_RM_COUNT;
+                size_t k = rank_level ? 0 : (j - MPISCOPE_RM_COUNT) / MPISCOPE_FM_COUNT;
+                sum[j].func = rank_level ? MPISCOPE_SUMMARY_RANK_LEVEL : (uint16_t)fkeys.e[k].a;
+                sum[j].metric = (uint16_t)(rank_level ? j : (j - MPISCOPE_RM_COUNT) % MPISCOPE_FM_COUNT);
+                sum[j].region = rank_level ? 0 : fkeys.e[k].b;
+                sum[j].min = mins[j].v;
+                sum[j].max = maxs[j].v;
+                sum[j].sum = sum_out[j];
+                sum[j].min_rank = (uint32_t)mins[j].rank;
+                sum[j].max_rank = (uint32_t)maxs[j].rank;
+                sum[j].nonzero = (uint64_t)sum_out[N + j];
+            }
+            for (size_t k = 0; k < H; k++)
+                hist[k] = (mpiscope_hist_t){MPISCOPE_ALL_RANKS, (uint16_t)(hkeys.e[k].a >> 8),
+                                            (uint8_t)(hkeys.e[k].a & 0xff), 0, hkeys.e[k].b,
+                                            (uint64_t)hout[2 * k], hout[2 * k + 1]};
+            nsum = N;
+            nhist = H;
+            mpiscope_meta_common(f, &meta, job, &regions, &iofiles);
+            mpiscope_header_t h;
+            memset(&h, 0, sizeof h);
+            memcpy(h.magic, MPISCOPE_MAGIC, 8);
+            h.version = MPISCOPE_FORMAT_VERSION;
+            h.header_bytes = 64;
+            h.mode = MPISCOPE_MODE_SUMMARY;
+            h.flags = (any_overflow ? MPISCOPE_FLAG_OVERFLOW : 0) | (mpiscope_settings.SYNC ? MPISCOPE_FLAG_SYNC : 0);
+            h.nranks = (uint64_t)f->size;
+            h.nsections = NSEC;
+            h.section_entry_bytes = 32;
+            h.section_table_offset = 64;
+            h.start_time = f->start_time;
+            h.file_bytes = off_meta + meta.len;
+            mpiscope_section_t sec[NSEC] = {
+                {MPISCOPE_SEC_SUMMARY, 1, off_sum, 56 * N, N},
+                {MPISCOPE_SEC_HIST, 1, off_hist, 32 * H, H},
+                {MPISCOPE_SEC_META, 1, off_meta, meta.len, meta.len},
+            };
+            mpiscope_buf_put(&head, &h, sizeof h);
+            mpiscope_buf_put(&head, sec, sizeof sec);
+        }
+        uint64_t off[4] = {0, off_sum, off_hist, off_meta};
+        uint64_t len[4] = {head.len, 56 * nsum, 32 * nhist, meta.len};
+        const void *ptr[4] = {head.data, sum, hist, meta.data};
+        int ok = mpiscope_write_pieces(f, fh, off, len, ptr, 4);
+        PMPI_File_close(&fh);
+        int all = 0;
+        PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
+        if (f->rank == 0) {
+            if (!all)
+                fprintf(stderr, "mpiscope: warning: writing %s failed; the profile is incomplete\n", path);
+            else if (!mpiscope_settings.QUIET)
+                fprintf(stderr, "mpiscope: wrote %s\n", path);
+        }
+    }
+    mpiscope_buf_free(&head);
+    mpiscope_buf_free(&meta);
+    free(sum);
+    free(hist);
+    free(sum_in);
+    free(sum_out);
+    free(loc);
+    free(mins);
+    free(maxs);
+    free(hin);
+    free(hout);
+    free(fk);
+    free(hk);
+    mpiscope_set_free(&fkeys);
+    mpiscope_set_free(&hkeys);
+    mpiscope_set_free(&regions);
+    mpiscope_set_free(&iofiles);
+}

@@ -1,0 +1,420 @@
+/*
+ * writer.c - the profile file (docs/profile-format.md), full mode, written
+ * by all ranks together at MPI_Finalize.
+ *
+ * Each rank turns its tables into records; one MPI_Allreduce gives the
+ * section totals, one MPI_Exscan each rank's first record in every section;
+ * rank 0 picks the file name (never overwriting) and broadcasts it; the file
+ * is opened collectively with MPI_MODE_EXCL and every rank writes its own
+ * records with MPI_File_write_at_all. No rank gathers another's records.
+ *
+ * RATIONALE: sections are laid out header, section table, RANKS, FUNCS,
+ * HIST, PEERS, REGIONS, NODES, META, so every offset but META's end follows
+ * from the totals and META (rank 0's JSON, whose length only rank 0 knows)
+ * goes last. A rank whose open failed still joins every collective after it
+ * (Darshan's rule): the open's result is agreed on with an MPI_Allreduce, so
+ * either all ranks write or none does, and nobody waits for a rank that gave
+ * up.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mpiscope.h"
+
+enum { W_FUNCS, W_HIST, W_PEERS, W_REGIONS, W_NODES, W_NAMED, W_IOFILES, W_NCOUNTS };
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_peer(const void *a, const void *b)
+{
+    const mpiscope_peer_t *x = a, *y = b;
+    return (x->peer > y->peer) - (x->peer < y->peer);
+}
+
+static uint64_t slot_region(unsigned slot)
+{
+    uint64_t id, parent, entries, ticks;
+    uint32_t depth;
+    const char *name;
+    mpiscope_region_info(slot, &id, &parent, &depth, &entries, &ticks, &name);
+    return id;
+}
+
+/* --- file name ------------------------------------------------------------------ */
+
+static void program_name(char *out, size_t cap)
+{
+    char buf[4096];
+    FILE *fp = fopen("/proc/self/cmdline", "rb");
+    size_t n = fp ? fread(buf, 1, sizeof buf - 1, fp) : 0;
+    if (fp)
+        fclose(fp);
+    buf[n] = 0;
+    const char *base = strrchr(buf, '/') ? strrchr(buf, '/') + 1 : buf;
+    size_t k = 0;
+    for (; base[k] && k + 1 < cap; k++) {
+        char c = base[k];
+        out[k] = (c == '/' || c == ' ' || c < 0x20) ? '_' : c;
+    }
+    out[k] = 0;
+    if (k == 0)
+        snprintf(out, cap, "program");
+}
+
+static void job_id(char *out, size_t cap)
+{
+    static const char *vars[] = {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "OMPI_MCA_ess_base_jobid",
+                                 "PMI_JOBID"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && v[0]) {
+            size_t k = 0;
+            for (; v[k] && k + 1 < cap; k++)
+                out[k] = (v[k] == '/' || v[k] == ' ') ? '_' : v[k];
+            out[k] = 0;
+            return;
+        }
+    }
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char ts[32];
+    strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", &tm);
+    snprintf(out, cap, "%s-%d", ts, (int)getpid());
+}
+
+/* Rank 0 names the file, all ranks open it (MPI_MODE_EXCL: an existing file
+ * is never overwritten) and agree on the result. Returns 1 if open. */
+int mpiscope_open_output(mpiscope_final_t *f, MPI_File *fh, char *path, size_t cap, char *job)
+{
+    if (f->rank == 0) {
+        char prog[256];
+        program_name(prog, sizeof prog);
+        job_id(job, 256);
+        const char *dir = mpiscope_settings.DIR_value;
+        snprintf(path, cap, "%s/%s.%s.mpiscope", dir, prog, job);
+        for (int k = 1; access(path, F_OK) == 0 && k < 100000; k++)
+            snprintf(path, cap, "%s/%s.%s.%d.mpiscope", dir, prog, job, k);
+    }
+    PMPI_Bcast(path, (int)cap, MPI_CHAR, 0, f->comm);
+    int rc = PMPI_File_open(f->comm, path, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_EXCL,
+                            MPI_INFO_NULL, fh);
+    int ok = rc == MPI_SUCCESS, all = 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
+    if (all)
+        return 1;
+    if (f->rank == 0) {
+        char msg[MPI_MAX_ERROR_STRING] = "another rank could not open it";
+        int len = 0;
+        if (!ok)
+            PMPI_Error_string(rc, msg, &len);
+        fprintf(stderr, "mpiscope: warning: cannot write the profile %s: %s; no profile written\n",
+                path, msg);
+    }
+    if (ok)      /* opened here but not everywhere: close only if every rank opened it */
+        *fh = MPI_FILE_NULL;
+    return 0;
+}
+
+/* Every rank calls this with the same n: one collective write per piece,
+ * zero bytes where a rank has nothing for it. */
+int mpiscope_write_pieces(mpiscope_final_t *f, MPI_File fh, const uint64_t *off, const uint64_t *len,
+                          const void *const *ptr, int n)
+{
+    int ok = 1;
+    (void)f;
+    for (int i = 0; i < n; i++) {
+        MPI_Status st;
+        int rc = PMPI_File_write_at_all(fh, (MPI_Offset)off[i], len[i] ? ptr[i] : NULL,
+                                        (int)len[i], MPI_BYTE, &st);
+        ok &= rc == MPI_SUCCESS;
+    }
+    return ok;
+}
+
+/* --- META ----------------------------------------------------------------------- */
+
+static void json_file_text(mpiscope_buf_t *b, const char *path, int as_list)
+{
+    char buf[65536];
+    FILE *fp = fopen(path, "rb");
+    size_t n = fp ? fread(buf, 1, sizeof buf - 1, fp) : 0;
+    if (fp)
+        fclose(fp);
+    buf[n] = 0;
+    if (!as_list) {
+        mpiscope_buf_json_string(b, buf);
+        return;
+    }
+    mpiscope_buf_str(b, "[");
+    for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
+        if (i)
+            mpiscope_buf_str(b, ", ");
+        mpiscope_buf_json_string(b, buf + i);
+    }
+    mpiscope_buf_str(b, "]");
+}
+
+void mpiscope_meta_common(mpiscope_final_t *f, mpiscope_buf_t *b, const char *job,
+                          const mpiscope_set_t *regions, const mpiscope_set_t *iofiles)
+{
+    char exe[PATH_MAX + 1] = "";
+    ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX);
+    exe[n > 0 ? n : 0] = 0;
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int len = 0, ver = 0, sub = 0;
+    PMPI_Get_library_version(lib, &len);
+    PMPI_Get_version(&ver, &sub);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+
+    mpiscope_buf_str(b, "{\"program\": ");
+    mpiscope_buf_json_string(b, exe);
+    mpiscope_buf_str(b, ", \"argv\": ");
+    json_file_text(b, "/proc/self/cmdline", 1);
+    mpiscope_buf_str(b, ", \"mpi_library\": ");
+    mpiscope_buf_json_string(b, lib);
+    mpiscope_buf_printf(b, ", \"mpi_version\": [%d, %d], \"job_id\": ", ver, sub);
+    mpiscope_buf_json_string(b, job);
+    mpiscope_buf_str(b, ", \"hostname\": ");
+    mpiscope_buf_json_string(b, host);
+    mpiscope_buf_str(b, ", \"functions\": [");
+    for (int i = 0; i < MPISCOPE_NIDS; i++) {
+        mpiscope_buf_str(b, i ? ", " : "");
+        mpiscope_buf_json_string(b, mpiscope_func_names[i]);
+    }
+    mpiscope_buf_str(b, "], \"function_kinds\": [");
+    for (int i = 0; i < MPISCOPE_NIDS; i++) {
+        mpiscope_buf_str(b, i ? ", " : "");
+        mpiscope_buf_json_string(b, mpiscope_func_kinds[i]);
+    }
+    mpiscope_buf_str(b, "], \"regions\": {");
+    for (size_t i = 0; regions && i < regions->n; i++) {
+        char name[300];
+        snprintf(name, sizeof name, "%.*s", (int)regions->e[i].len, regions->e[i].text);
+        mpiscope_buf_printf(b, "%s\"%016llx\": ", i ? ", " : "", (unsigned long long)regions->e[i].a);
+        mpiscope_buf_json_string(b, name);
+    }
+    mpiscope_buf_str(b, "}, \"io_files\": [");
+    for (size_t i = 0; iofiles && i < iofiles->n; i++) {
+        mpiscope_buf_str(b, i ? ", " : "");
+        mpiscope_buf_put(b, iofiles->e[i].text, iofiles->e[i].len);
+    }
+    mpiscope_buf_str(b, "], \"settings\": {");
+    mpiscope_settings_json(&mpiscope_settings, b);
+    mpiscope_buf_printf(b, "}, \"clock\": \"%s\", \"seconds_per_tick\": %.6e, \"runtime_version\": \"%s\"}",
+                        MPISCOPE_CLOCK, f->sec_per_tick, MPISCOPE_VERSION);
+}
+
+/* Region names and MPI-IO files over all ranks (only if any rank has some). */
+void mpiscope_named_sets(mpiscope_final_t *f, uint64_t named_total, uint64_t io_total,
+                         mpiscope_set_t *regions, mpiscope_set_t *iofiles)
+{
+    memset(regions, 0, sizeof *regions);
+    memset(iofiles, 0, sizeof *iofiles);
+    if (named_total) {
+        unsigned nr = mpiscope_regions_count();
+        mpiscope_entry_t *e = calloc(nr ? nr : 1, sizeof *e);
+        size_t k = 0;
+        for (unsigned s = 1; e && s < nr; s++) {
+            uint64_t id, parent, entries, ticks;
+            uint32_t depth;
+            const char *name;
+            mpiscope_region_info(s, &id, &parent, &depth, &entries, &ticks, &name);
+            e[k++] = (mpiscope_entry_t){id, 0, name, (uint32_t)strlen(name)};
+        }
+        mpiscope_set_union(f->comm, e, k, 0, regions);
+        free(e);
+    }
+    if (io_total) {
+        mpiscope_entry_t e[64];
+        size_t k = mpiscope_io_files_entries(e, 64);
+        mpiscope_set_union(f->comm, e, k, 0, iofiles);
+    }
+}
+
+
+/* --- full mode ------------------------------------------------------------------- */
+
+void mpiscope_write_profile(mpiscope_final_t *f)
+{
+    mpiscope_thread_t *t = f->t;
+    const double spt = f->sec_per_tick;
+
+    /* FUNCS, in (function, region slot) order. */
+    qsort(t->used, t->nused, sizeof *t->used, cmp_u32);
+    mpiscope_func_t *funcs = calloc(t->nused ? t->nused : 1, sizeof *funcs);
+    for (uint32_t u = 0; u < t->nused; u++) {
+        uint32_t i = t->used[u];
+        mpiscope_stat_t *s = &t->stats[i];
+        funcs[u] = (mpiscope_func_t){(uint32_t)f->rank, (uint16_t)(i / mpiscope_nslots), 0,
+                                     slot_region(i % mpiscope_nslots), s->calls, s->sent, s->recv,
+                                     (double)s->ticks * spt, (double)s->min * spt, (double)s->max * spt};
+    }
+
+    /* HIST: histogram slot -> function id. */
+    short hist_func[MPISCOPE_NHIST > 0 ? MPISCOPE_NHIST : 1];
+    for (int id = 0; id < MPISCOPE_NIDS; id++)
+        if (mpiscope_func_hist[id] >= 0)
+            hist_func[mpiscope_func_hist[id]] = (short)id;
+    qsort(t->hused, t->nhused, sizeof *t->hused, cmp_u32);
+    mpiscope_hist_t *hist = calloc(t->nhused ? t->nhused : 1, sizeof *hist);
+    for (uint32_t u = 0; u < t->nhused; u++) {
+        uint32_t i = t->hused[u];
+        uint32_t bucket = i % MPISCOPE_NBUCKETS, rest = i / MPISCOPE_NBUCKETS;
+        hist[u] = (mpiscope_hist_t){(uint32_t)f->rank, (uint16_t)hist_func[rest / mpiscope_nslots],
+                                    (uint8_t)bucket, 0, slot_region(rest % mpiscope_nslots),
+                                    t->hist[i].count, (double)t->hist[i].ticks * spt};
+    }
+
+    /* PEERS, by destination; on/off-node totals. */
+    mpiscope_rank_t me;
+    memset(&me, 0, sizeof me);
+    mpiscope_peer_t *peers = calloc(t->npeers ? t->npeers : 1, sizeof *peers);
+    uint32_t np = 0;
+    for (uint32_t i = 0; i <= t->peer_mask; i++) {
+        mpiscope_peer_slot_t *p = &t->peers[i];
+        if (!p->key)
+            continue;
+        int w = (int)p->key - 1;
+        peers[np++] = (mpiscope_peer_t){(uint32_t)f->rank, (uint32_t)w, p->msgs, p->bytes};
+        if (mpiscope_on_node(f, w)) {
+            me.on_node_msgs += p->msgs;
+            me.on_node_bytes += p->bytes;
+        } else {
+            me.off_node_msgs += p->msgs;
+            me.off_node_bytes += p->bytes;
+        }
+    }
+    qsort(peers, np, sizeof *peers, cmp_peer);
+
+    /* REGIONS: slots entered on this rank. */
+    unsigned nslot_used = mpiscope_regions_count();
+    mpiscope_region_t *regs = calloc(nslot_used ? nslot_used : 1, sizeof *regs);
+    uint32_t nr = 0;
+    for (unsigned s = 1; s < nslot_used; s++) {
+        uint64_t id, parent, entries, ticks;
+        uint32_t depth;
+        const char *name;
+        mpiscope_region_info(s, &id, &parent, &depth, &entries, &ticks, &name);
+        regs[nr++] = (mpiscope_region_t){(uint32_t)f->rank, depth, id, parent, entries, (double)ticks * spt};
+    }
+
+    /* NODES: the node's lowest rank writes it. */
+    mpiscope_node_t node;
+    memset(&node, 0, sizeof node);
+    int leader = f->node == f->rank;
+    node.node = (uint32_t)f->node;
+    node.nranks = (uint32_t)f->node_size;
+    gethostname(node.hostname, sizeof node.hostname - 1);
+
+    uint64_t counts[W_NCOUNTS] = {t->nused, t->nhused, np, nr, (uint64_t)leader, mpiscope_regions_count() - 1, 0};
+    mpiscope_entry_t io_probe[64];
+    counts[W_IOFILES] = mpiscope_io_files_entries(io_probe, 64);
+    uint64_t totals[W_NCOUNTS], first[W_NCOUNTS];
+    PMPI_Allreduce(counts, totals, W_NCOUNTS, MPI_UINT64_T, MPI_SUM, f->comm);
+    PMPI_Exscan(counts, first, W_NCOUNTS, MPI_UINT64_T, MPI_SUM, f->comm);
+    if (f->rank == 0)
+        memset(first, 0, sizeof first);
+
+    me.rank = (uint32_t)f->rank;
+    me.node = (uint32_t)f->node;
+    me.wall = f->wall;
+    mpiscope_rank_totals(f, &me.mpi, &me.wait, &me.sync);
+    me.func_first = first[W_FUNCS];
+    me.hist_first = first[W_HIST];
+    me.peer_first = first[W_PEERS];
+    me.region_first = first[W_REGIONS];
+    me.func_count = t->nused;
+    me.hist_count = t->nhused;
+    me.peer_count = np;
+    me.region_count = nr;
+    me.overflow = f->overflow;
+    me.threads = f->threads;
+
+    mpiscope_set_t regions, iofiles;
+    mpiscope_named_sets(f, totals[W_NAMED], totals[W_IOFILES], &regions, &iofiles);
+
+    char path[4096] = "", job[256] = "";
+    MPI_File fh = MPI_FILE_NULL;
+    if (mpiscope_open_output(f, &fh, path, sizeof path, job)) {
+        enum { NSEC = 7 };
+        const uint64_t P = (uint64_t)f->size;
+        uint64_t off_ranks = 64 + 32 * NSEC;
+        uint64_t off_funcs = off_ranks + 128 * P;
+        uint64_t off_hist = off_funcs + 64 * totals[W_FUNCS];
+        uint64_t off_peers = off_hist + 32 * totals[W_HIST];
+        uint64_t off_regions = off_peers + 24 * totals[W_PEERS];
+        uint64_t off_nodes = off_regions + 40 * totals[W_REGIONS];
+        uint64_t off_meta = off_nodes + 72 * totals[W_NODES];
+
+        mpiscope_buf_t head = {0}, meta = {0};
+        if (f->rank == 0) {
+            mpiscope_meta_common(f, &meta, job, &regions, &iofiles);
+            mpiscope_header_t h;
+            memset(&h, 0, sizeof h);
+            memcpy(h.magic, MPISCOPE_MAGIC, 8);
+            h.version = MPISCOPE_FORMAT_VERSION;
+            h.header_bytes = 64;
+            h.mode = MPISCOPE_MODE_FULL;
+            h.nranks = P;
+            h.nsections = NSEC;
+            h.section_entry_bytes = 32;
+            h.section_table_offset = 64;
+            h.start_time = f->start_time;
+            h.file_bytes = off_meta + meta.len;
+            mpiscope_section_t sec[NSEC] = {
+                {MPISCOPE_SEC_RANKS, 1, off_ranks, 128 * P, P},
+                {MPISCOPE_SEC_FUNCS, 1, off_funcs, 64 * totals[W_FUNCS], totals[W_FUNCS]},
+                {MPISCOPE_SEC_HIST, 1, off_hist, 32 * totals[W_HIST], totals[W_HIST]},
+                {MPISCOPE_SEC_PEERS, 1, off_peers, 24 * totals[W_PEERS], totals[W_PEERS]},
+                {MPISCOPE_SEC_REGIONS, 1, off_regions, 40 * totals[W_REGIONS], totals[W_REGIONS]},
+                {MPISCOPE_SEC_NODES, 1, off_nodes, 72 * totals[W_NODES], totals[W_NODES]},
+                {MPISCOPE_SEC_META, 1, off_meta, meta.len, meta.len},
+            };
+            /* any kind of overflow or sync shows in the header */
+            uint32_t any_overflow = 0;
+            PMPI_Reduce(&me.overflow, &any_overflow, 1, MPI_UINT32_T, MPI_BOR, 0, f->comm);
+            h.flags = (any_overflow ? MPISCOPE_FLAG_OVERFLOW : 0) |
+                      (mpiscope_settings.SYNC ? MPISCOPE_FLAG_SYNC : 0);
+            mpiscope_buf_put(&head, &h, sizeof h);
+            mpiscope_buf_put(&head, sec, sizeof sec);
+        } else {
+            PMPI_Reduce(&me.overflow, NULL, 1, MPI_UINT32_T, MPI_BOR, 0, f->comm);
+        }
+        uint64_t off[8] = {0, off_ranks + 128 * (uint64_t)f->rank, off_funcs + 64 * first[W_FUNCS],
+                           off_hist + 32 * first[W_HIST], off_peers + 24 * first[W_PEERS],
+                           off_regions + 40 * first[W_REGIONS], off_nodes + 72 * first[W_NODES], off_meta};
+        uint64_t len[8] = {head.len, 128, 64ull * t->nused, 32ull * t->nhused, 24ull * np, 40ull * nr,
+                           leader ? 72u : 0u, meta.len};
+        const void *ptr[8] = {head.data, &me, funcs, hist, peers, regs, &node, meta.data};
+        int ok = mpiscope_write_pieces(f, fh, off, len, ptr, 8);
+        PMPI_File_close(&fh);
+        int all = 0;
+        PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
+        if (f->rank == 0) {
+            if (!all)
+                fprintf(stderr, "mpiscope: warning: writing %s failed; the profile is incomplete\n", path);
+            else if (!mpiscope_settings.QUIET)
+                fprintf(stderr, "mpiscope: wrote %s\n", path);
+        }
+        mpiscope_buf_free(&head);
+        mpiscope_buf_free(&meta);
+    }
+    mpiscope_set_free(&regions);
+    mpiscope_set_free(&iofiles);
+    free(funcs);
+    free(hist);
+    free(peers);
+    free(regs);
+}
