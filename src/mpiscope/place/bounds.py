@@ -103,9 +103,12 @@ def _max_internal_table(points: int, k: int, min_slices: int = 1) -> tuple[int, 
 
 def max_internal_edges(points: int, k: int, min_slices: int = 1) -> int:
     """Upper bound on the stencil edges inside any k ranks of an unbounded grid
-    that meet at least ``min_slices`` slices (rows in 2-D, planes in 3-D)."""
-    if k <= 1 or min_slices > k:
-        return 0 if min_slices <= max(k, 1) else -1
+    that meet at least ``min_slices`` slices (rows in 2-D, planes in 3-D);
+    -1 if no k ranks can meet that many."""
+    if min_slices > max(k, 1):
+        return -1  # no set of k points meets that many slices
+    if k <= 1:
+        return 0
     return max(_max_internal_table(points, k, min_slices)[k], -1)
 
 

@@ -18,7 +18,7 @@ from .bounds import off_node_lower_bound
 from .evaluate import Traffic, check_order, node_of_rank, traffic_of_pairs, traffic_of_stencil
 from .methods import NAMES, method_order
 from .partition import partition_order, traffic_arrays
-from .patterns import Stencil, make_stencil, total_messages
+from .patterns import Stencil, make_stencil
 from .search import baselines, search
 
 app = typer.Typer(help="Compute and judge rank orders that keep communicating ranks on one node.",

@@ -141,7 +141,8 @@ def regions(spec: GridSpec) -> list[Region]:
     return out
 
 
-def _rank_of(coords: np.ndarray, grid: tuple[int, ...], major: str) -> np.ndarray:
+def rank_of_coords(coords: np.ndarray, grid: tuple[int, ...], major: str) -> np.ndarray:
+    """Rank numbers of (n, d) grid coordinates under -C / -R numbering."""
     rank = np.zeros(len(coords), np.int64)
     for dim in reversed(fast_dims(len(grid), major)):
         rank = rank * grid[dim] + coords[:, dim]
@@ -164,7 +165,7 @@ def region_order(spec: GridSpec, region: Region) -> np.ndarray:
     coords = (np.asarray(region.origin, np.int64)
               + cells[:, None, :] * np.asarray(region.cell, np.int64)
               + inside[None, :, :]).reshape(-1, len(spec.grid))
-    return _rank_of(coords, spec.grid, spec.major)
+    return rank_of_coords(coords, spec.grid, spec.major)
 
 
 def compute(spec: GridSpec) -> tuple[np.ndarray, list[tuple[Region, int, int]]]:

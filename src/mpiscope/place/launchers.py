@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import UserError
-from .writers import OrderFile, read_order_file
+from .writers import OrderFile, host_runs, read_order_file
 
 # Options (with one value) that fight with a rankfile / machine file; dropped.
 _OMPI_DROP = {"--host", "-H", "-host", "--hostfile", "-hostfile", "--machinefile",
@@ -180,13 +180,7 @@ def _openmpi(argv, host, slot):
 
 
 def _hydra(argv, host, slot):
-    runs: list[list] = []
-    for h in host:
-        if runs and runs[-1][0] == h:
-            runs[-1][1] += 1
-        else:
-            runs.append([h, 1])
-    path = _write("".join(f"{h}:{n}\n" for h, n in runs), ".machinefile")
+    path = _write("".join(f"{h}:{n}\n" for h, n in host_runs(host)), ".machinefile")
     out = _drop(argv, _HYDRA_DROP)
     extra = ["-f", path]
     per_host: dict[str, list[int]] = {}

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UserError
-from .grid_order import fast_dims
+from .grid_order import fast_dims, rank_of_coords as ranks_of_coords
 
 # points -> (dimensions, whether diagonal neighbours are included)
 STENCILS = {5: (2, False), 9: (2, True), 7: (3, False), 27: (3, True)}
@@ -88,13 +88,6 @@ def coords_of_ranks(grid: tuple[int, ...], major: str) -> np.ndarray:
         out[:, dim] = rest % grid[dim]
         rest //= grid[dim]
     return out
-
-
-def ranks_of_coords(coords: np.ndarray, grid: tuple[int, ...], major: str) -> np.ndarray:
-    rank = np.zeros(len(coords), np.int64)
-    for dim in reversed(fast_dims(len(grid), major)):
-        rank = rank * grid[dim] + coords[:, dim]
-    return rank
 
 
 def neighbour_pairs(stencil: Stencil, coords: np.ndarray | None = None):

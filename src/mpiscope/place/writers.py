@@ -58,14 +58,19 @@ def render(order: np.ndarray, ppn: int, fmt: str, hosts: list[str] | None = None
     elif fmt == "slurm":
         lines += host_of_rank
     else:
-        runs: list[list] = []
-        for host in host_of_rank:
-            if runs and runs[-1][0] == host:
-                runs[-1][1] += 1
-            else:
-                runs.append([host, 1])
-        lines += [f"{h}:{n}" for h, n in runs]
+        lines += [f"{h}:{n}" for h, n in host_runs(host_of_rank)]
     return "\n".join(lines) + "\n"
+
+
+def host_runs(host_of_rank: list[str]) -> list[tuple[str, int]]:
+    """Runs of consecutive ranks on one host, as hydra machine-file lines want them."""
+    runs: list[list] = []
+    for host in host_of_rank:
+        if runs and runs[-1][0] == host:
+            runs[-1][1] += 1
+        else:
+            runs.append([host, 1])
+    return [(h, n) for h, n in runs]
 
 
 @dataclass(frozen=True)
