@@ -53,6 +53,14 @@ def check(mod, functions) -> None:
             for a in r.args:
                 if a not in names and not a.isdigit():
                     raise SystemExit(f"{f.name}: role {r.name} names {a!r}, not an argument")
+        # MPI_IN_PLACE leaves the send (receive) arguments undefined: the guard
+        # must run before any role that reads them (roles.h).
+        order = [r.name for r in f.roles]
+        for guard, side in (("inplace", "send"), ("inplace_recv", "recv")):
+            if guard in order:
+                readers = [i for i, n in enumerate(order) if n == side or n.startswith(side + "_")]
+                if readers and min(readers) < order.index(guard):
+                    raise SystemExit(f"{f.name}: {guard} must come before the {side} roles")
 
 
 def hist_slots(functions) -> dict[str, int]:
