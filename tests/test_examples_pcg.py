@@ -6,9 +6,11 @@ halves the allreduces, --prepost, --node-aware).
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from exampleapps import assert_one_line_error, result, result_fields, run_app
+from exampleapps import (assert_one_line_error, peer_matrix, per_rank, profiled, result,
+                         result_fields, run_app)
 
 BUILDS = ("pcg", "pcg_f08")
 
@@ -54,3 +56,55 @@ def test_bad_input_is_one_line_error(impl, nranks, args, message):
     for build in BUILDS:
         proc = run_app(impl, nranks, build, *args, check=False)
         assert_one_line_error(proc, "pcg", message)
+
+
+# ---- the signature in the profile ----------------------------------------
+
+ITERS = 12  # --tol 0: exactly this many iterations
+
+
+def _solve(impl, nranks, tmp_path, build, *args):
+    prof, line = profiled(impl, nranks, build, "--grid", "32x24", "--tol", "0",
+                          "--maxiter", ITERS, *args, outdir=tmp_path / "_".join((build,) + args))
+    assert result_fields(line)["iters"] == str(ITERS)
+    return prof, line
+
+
+@pytest.mark.parametrize("build", BUILDS)
+def test_cg_variant_halves_the_allreduces(impl, nranks, tmp_path, build):
+    classic, line_classic = _solve(impl, nranks, tmp_path, build, "--variant", "classic")
+    cg, line_cg = _solve(impl, nranks, tmp_path, build, "--variant", "cg")
+    assert line_classic == line_cg
+    n_classic = per_rank(classic, "calls", "MPI_Allreduce", region="solve")
+    n_cg = per_rank(cg, "calls", "MPI_Allreduce", region="solve")
+    np.testing.assert_array_equal(n_classic, 2 * ITERS)
+    np.testing.assert_array_equal(n_cg, ITERS)
+    # C-G's allreduce carries two doubles, classic's one.
+    np.testing.assert_array_equal(per_rank(cg, "bytes_sent", "MPI_Allreduce", region="solve"),
+                                  ITERS * 16)
+    np.testing.assert_array_equal(per_rank(classic, "bytes_sent", "MPI_Allreduce",
+                                           region="solve"), 2 * ITERS * 8)
+
+
+def test_prepost_posts_receives_instead_of_blocking(impl, nranks, tmp_path):
+    matvecs = ITERS + 1  # classic: one per iteration, one for the true residual
+    late, _ = _solve(impl, nranks, tmp_path, "pcg", "--variant", "classic")
+    early, _ = _solve(impl, nranks, tmp_path, "pcg", "--variant", "classic", "--prepost")
+    np.testing.assert_array_equal(per_rank(late, "calls", "MPI_Recv", region="matvec"),
+                                  4 * matvecs)
+    np.testing.assert_array_equal(per_rank(late, "calls", "MPI_Irecv", region="matvec"), 0)
+    np.testing.assert_array_equal(per_rank(early, "calls", "MPI_Irecv", region="matvec"),
+                                  4 * matvecs)
+    np.testing.assert_array_equal(per_rank(early, "calls", "MPI_Recv", region="matvec"), 0)
+    # The same messages either way.
+    np.testing.assert_array_equal(peer_matrix(late), peer_matrix(early))
+
+
+def test_node_aware_sums_reduce_in_node_and_allreduce_among_leaders(impl, nranks, tmp_path):
+    prof, _ = _solve(impl, nranks, tmp_path, "pcg_f08", "--variant", "cg", "--node-aware")
+    leaders = np.zeros(nranks, bool)
+    leaders[np.unique(prof.ranks["node"])] = True  # the lowest rank of each node
+    np.testing.assert_array_equal(per_rank(prof, "calls", "MPI_Reduce", region="solve"), ITERS)
+    np.testing.assert_array_equal(per_rank(prof, "calls", "MPI_Bcast", region="solve"), ITERS)
+    np.testing.assert_array_equal(per_rank(prof, "calls", "MPI_Allreduce", region="solve"),
+                                  np.where(leaders, ITERS, 0))

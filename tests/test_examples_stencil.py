@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exampleapps import assert_one_line_error, result, result_fields, run_app
+from exampleapps import (assert_one_line_error, peer_matrix, per_rank, profiled, result,
+                         result_fields, run_app)
 
 HALOS = ("bsbr", "sere", "isbr", "isir", "iris")
 M64 = (1 << 64) - 1
@@ -137,3 +138,106 @@ def test_bad_rank_order_file(impl, nranks, tmp_path):
     order.write_text("0," * nranks + "\n")  # rank 0 repeated: not a permutation
     proc = run_app(impl, nranks, "stencil", "--rank-order", order, check=False)
     assert proc.returncode != 0 and "not a permutation" in proc.stderr
+
+
+# ---- the signature in the profile ----------------------------------------
+
+def _blocks(n: int, p: int) -> list[int]:
+    """examples/common/miniapp.c:miniapp_block lengths."""
+    return [n // p + (1 if c < n % p else 0) for c in range(p)]
+
+
+def expected_halo_traffic(grid: tuple[int, int], procs: tuple[int, int], steps: int):
+    """(messages, bytes) matrices of a 2-D run: one message per neighbour per step;
+    x faces carry the interior rows, y faces whole rows with their two ghosts."""
+    (nx, ny), (px, py) = grid, procs
+    lx, ly = _blocks(nx, px), _blocks(ny, py)
+    size = px * py
+    msgs = np.zeros((size, size), np.int64)
+    nbytes = np.zeros((size, size), np.int64)
+    for r in range(size):
+        cx, cy = r % px, r // px
+        for dx, dy in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+            if 0 <= cx + dx < px and 0 <= cy + dy < py:
+                peer = cx + dx + px * (cy + dy)
+                msgs[r, peer] = steps
+                face = ly[cy] if dx else lx[cx] + 2
+                nbytes[r, peer] = steps * face * 8
+    return msgs, nbytes
+
+
+def _procs(nranks: int) -> tuple[int, int]:
+    return (2, nranks // 2) if nranks > 1 else (1, 1)
+
+
+def test_halo_strategies_same_peer_traffic_in_profile(impl, nranks, tmp_path):
+    grid, steps, procs = (36, 28), 5, _procs(nranks)
+    msgs, nbytes = expected_halo_traffic(grid, procs, steps)
+    lines = set()
+    for halo in HALOS:
+        prof, line = profiled(impl, nranks, "stencil", "--grid", "36x28", "--steps", steps,
+                              "--procs", "x".join(map(str, procs)), "--halo", halo,
+                              outdir=tmp_path / halo)
+        lines.add(line)
+        np.testing.assert_array_equal(peer_matrix(prof, "msgs"), msgs, err_msg=halo)
+        np.testing.assert_array_equal(peer_matrix(prof, "bytes"), nbytes, err_msg=halo)
+        # All point-to-point traffic is in the halo region.
+        sent = per_rank(prof, "bytes_sent", kind="p2p", region="halo")
+        np.testing.assert_array_equal(sent, nbytes.sum(axis=1), err_msg=halo)
+    assert len(lines) == 1
+
+
+def test_rank_order_file_permutes_the_measured_traffic(impl, nranks, tmp_path):
+    grid, steps, procs = (36, 28), 3, _procs(nranks)
+    msgs, _ = expected_halo_traffic(grid, procs, steps)
+    order = np.random.default_rng(11).permutation(nranks)
+    path = tmp_path / "order"
+    path.write_text(",".join(map(str, order)) + "\n")
+    prof, _ = profiled(impl, nranks, "stencil", "--grid", "36x28", "--steps", steps,
+                       "--procs", "x".join(map(str, procs)), "--rank-order", path,
+                       outdir=tmp_path / "run")
+    # World rank w runs grid rank order[w].
+    np.testing.assert_array_equal(peer_matrix(prof, "msgs"), msgs[np.ix_(order, order)])
+
+
+def test_rank0_io_puts_all_write_bytes_on_rank0_mpiio_spreads_them(impl, nranks, tmp_path):
+    grid, steps, every, procs = (40, 24), 4, 2, _procs(nranks)
+    field = grid[0] * grid[1] * 8
+    snapshots = steps // every
+    args = ("--grid", "40x24", "--steps", steps, "--io-every", every,
+            "--procs", "x".join(map(str, procs)))
+    prof0, line0 = profiled(impl, nranks, "stencil", *args, "--io", "rank0",
+                            "--io-file", tmp_path / "a.dat", outdir=tmp_path / "rank0")
+    prof1, line1 = profiled(impl, nranks, "stencil", *args, "--io", "mpiio",
+                            "--io-file", tmp_path / "b.dat", outdir=tmp_path / "mpiio")
+    assert line0 == line1
+    written0 = per_rank(prof0, "bytes_sent", kind="io")
+    expect0 = np.zeros(nranks)
+    expect0[0] = snapshots * field
+    np.testing.assert_array_equal(written0, expect0)
+    lx, ly = _blocks(grid[0], procs[0]), _blocks(grid[1], procs[1])
+    expect1 = np.array([snapshots * lx[r % procs[0]] * ly[r // procs[0]] * 8
+                        for r in range(nranks)], np.float64)
+    np.testing.assert_array_equal(per_rank(prof1, "bytes_sent", kind="io"), expect1)
+    assert expect1.sum() == snapshots * field
+
+
+def test_hot_rank_is_maxpe_of_compute_and_its_neighbours_wait(impl, nranks, tmp_path):
+    # 4 ranks at most: with 16 ranks on 2 cores the scheduler's time slices
+    # swamp a few milliseconds of compute; 4 keep the hot rank's extra work
+    # (F = 8 sweeps of a 512x512 block) far above that noise.
+    n = min(nranks, 4)
+    procs = (2, n // 2)
+    hot = n - 1
+    prof, _ = profiled(impl, n, "stencil", "--grid", "1024x1024", "--steps", 20,
+                       "--procs", "x".join(map(str, procs)), "--hot-rank", hot,
+                       "--hot-factor", 8, outdir=tmp_path)
+    compute = prof.rank_metric("compute")
+    wait = prof.rank_metric("wait")
+    assert compute.argmax() == hot, compute       # maxPE of compute time
+    assert wait.argmin() == hot, wait             # the one rank that never waits for it
+    msgs, _ = expected_halo_traffic((1024, 1024), procs, 20)
+    neighbours = np.flatnonzero(msgs[hot])
+    extra = compute[hot] - np.median(compute)
+    # Each neighbour waits, step after step, for the hot rank's extra sweeps.
+    assert np.all(wait[neighbours] - wait[hot] > 0.3 * extra), (wait, compute)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exampleapps import assert_one_line_error, result, result_fields, run_app
+from exampleapps import assert_one_line_error, per_rank, profiled, result, result_fields, run_app
 from test_examples_stencil import _mix
 
 MASK = np.uint64((1 << 20) - 1)
@@ -49,3 +49,31 @@ def test_variants_and_decompositions_agree_with_reference(impl, nranks):
 def test_bad_input_is_one_line_error(impl, nranks, args, message):
     proc = run_app(impl, nranks, "zonal", *args, check=False)
     assert_one_line_error(proc, "zonal", message)
+
+
+# ---- the signature in the profile ----------------------------------------
+
+def test_rank0_receives_whole_field_in_gather_and_sums_only_in_distributed(impl, nranks,
+                                                                           tmp_path):
+    nlon, nlev, steps = 32, 4, 3
+    received = {}
+    for p in sorted({max(1, nranks // 4), nranks}):
+        nlat = 6 * p  # weak scaling: the field grows with the ranks, as more patches
+        args = ("--grid", f"{nlon}x{nlat}x{nlev}", "--steps", steps, "--procs", f"1x{p}")
+        gather, line_g = profiled(impl, p, "zonal", *args, "--variant", "gather",
+                                  outdir=tmp_path / f"g{p}")
+        dist, line_d = profiled(impl, p, "zonal", *args, "--variant", "distributed",
+                                outdir=tmp_path / f"d{p}")
+        assert line_g == line_d
+        got_g = per_rank(gather, "bytes_recv", region="zonal")[0]
+        got_d = per_rank(dist, "bytes_recv", region="zonal")[0]
+        # gather: the whole field (MPI_Gatherv posts every patch at the root).
+        assert got_g == steps * nlon * nlat * nlev * 8
+        # distributed: rank 0's own row sums (MPI_Reduce on a 1-rank row) and
+        # the zonal means of every latitude (MPI_Gatherv of the leaders).
+        assert got_d == steps * (nlat // p + nlat) * nlev * 8
+        received[p] = (got_g, got_d)
+    if len(received) == 2:
+        (small, (g1, d1)), (large, (g2, d2)) = sorted(received.items())
+        assert g2 / g1 == large / small        # grows with P
+        assert g2 / d2 >= nlon / 2             # the fix moves 1/NLON of it or less
