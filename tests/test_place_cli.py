@@ -79,3 +79,20 @@ def test_bad_input_errors(tmp_path):
         proc = place(*args)
         assert proc.returncode == 2, args
         assert needle in proc.stderr and proc.stderr.count("\n") == 1, (args, proc.stderr)
+
+
+def test_every_format_reads_back_to_the_same_order(tmp_path):
+    text = place("grid", "-R", "-c", "2,2", "-g", "4,4").stdout
+    want = [int(x) for r in rows(text) for x in r.split(",")]
+    src = tmp_path / "cray"
+    src.write_text(text)
+    for fmt in ("cray", "openmpi", "slurm", "hydra"):
+        out = place("method", "3", "--file", str(src), "-n", "4", "--format", fmt,
+                    "--hosts", "a,b,c,d").stdout
+        (tmp_path / fmt).write_text(out)
+        seq = read_order_file(str(tmp_path / fmt)).sequence().tolist()
+        if fmt in ("cray", "openmpi"):
+            assert seq == want, fmt
+        else:  # host files keep the node of each rank, not the order inside a node
+            assert [sorted(seq[i:i + 4]) for i in range(0, 16, 4)] == \
+                [sorted(want[i:i + 4]) for i in range(0, 16, 4)], fmt

@@ -91,9 +91,21 @@ class OrderFile:
     slot: list[int] | None = None
 
     def sequence(self) -> np.ndarray:
-        if self.lines is None:
-            raise UserError("this order file names hosts, not a rank sequence")
-        return np.array([r for line in self.lines for r in line], np.int64)
+        """Ranks by position: a cray file as listed; otherwise grouped by host
+        (hosts in order of first use, "+nK" by K) and, within a host, by slot
+        (rankfile) or rank."""
+        if self.lines is not None:
+            return np.array([r for line in self.lines for r in line], np.int64)
+        first: dict[str, int] = {}
+        for h in self.host:
+            first.setdefault(h, len(first))
+
+        def node_key(h: str):
+            return (0, int(h[2:])) if re.fullmatch(r"\+n\d+", h) else (1, first[h])
+
+        slot = self.slot or list(range(self.nranks))
+        return np.array(sorted(range(self.nranks),
+                               key=lambda r: (node_key(self.host[r]), slot[r], r)), np.int64)
 
 
 _RANKFILE = re.compile(r"^rank\s+(\d+)\s*=\s*(\S+?)\s+slot\s*=\s*(\d+)\s*$")
