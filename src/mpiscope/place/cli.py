@@ -127,7 +127,7 @@ def _order_for(nranks: int, order_file: Optional[str], method_no: Optional[int],
 @app.command()
 def evaluate(
     ppn: int = typer.Option(..., "-n", "--ppn", help="Ranks per node."),
-    order_file: Optional[str] = typer.Option(None, "--order", help="Order file (cray format); "
+    order_file: Optional[str] = typer.Option(None, "--order", help="Order file (any format); "
                                              "default: --method, else SMP."),
     method_no: Optional[int] = typer.Option(None, "--method", help="Use method 0, 1 or 2."),
     grid_dims: Optional[str] = typer.Option(None, "--grid", help="Stencil grid, e.g. 64,64."),
