@@ -262,6 +262,7 @@ static bench_opt common_table[] = {
     {"skip", BENCH_INT, &bench_opts.skip, "warm-up iterations per size"},
     {"iters-large", BENCH_INT, &bench_opts.iters_large, "timed iterations, large sizes"},
     {"skip-large", BENCH_INT, &bench_opts.skip_large, "warm-up iterations, large sizes"},
+    {"batches", BENCH_INT, &bench_opts.batches, "timed iterations split into batches"},
     {0},
 };
 
@@ -425,6 +426,12 @@ int bench_sizes(long **out)
 int bench_iters(long size)
 {
     return size > bench_opts.large_size ? bench_opts.iters_large : bench_opts.iters;
+}
+
+int bench_batches(int iters)
+{
+    int b = bench_opts.batches > 0 ? bench_opts.batches : 1;
+    return b < iters ? b : iters;
 }
 
 int bench_skip(long size)

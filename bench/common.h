@@ -28,6 +28,7 @@ typedef struct bench_common {
     long large_size;          /* above this, iters_large/skip_large apply */
     int iters, skip;          /* timed and warm-up iterations per size */
     int iters_large, skip_large;
+    int batches;              /* timed iterations split into this many batches (0 = 1) */
 } bench_common;
 
 typedef enum { BENCH_INT, BENCH_SIZE, BENCH_DOUBLE, BENCH_STRING, BENCH_FLAG } bench_opt_kind;
@@ -85,6 +86,12 @@ int bench_sizes(long **out);
 /* bench_iters / bench_skip: iteration counts for one message size (fewer for large). */
 int bench_iters(long size);
 int bench_skip(long size);
+
+/* bench_batches: how many batches `iters` timed iterations are split into (>= 1,
+ * never more than iters). A kernel that batches reports the mean over all timed
+ * iterations (OSU's number) and the fastest batch's mean (the least disturbed
+ * by other load). */
+int bench_batches(int iters);
 
 /* bench_buffer: a page-aligned buffer of n bytes (at least 1), every page touched. */
 void *bench_buffer(size_t n);

@@ -158,7 +158,7 @@ static void io_metadata(int files)
 
 int main(int argc, char **argv)
 {
-    static const bench_common defaults = {1L << 20, 16L << 20, 0, 3, 0, 3, 0};
+    static const bench_common defaults = {1L << 20, 16L << 20, 0, 3, 0, 3, 0, 1};
     static const char *const names[] = {"rank0", "perrank", "indep", "coll"};
     const char *strategies = "rank0,perrank,indep,coll";
     int keep = 0, files = 64;

@@ -92,7 +92,7 @@ static void jitter_run(const char *mode, int with_barrier, int reps, int skip, l
 
 int main(int argc, char **argv)
 {
-    static const bench_common defaults = {8, 8, 8192, 2000, 100, 2000, 100};
+    static const bench_common defaults = {8, 8, 8192, 2000, 100, 2000, 100, 1};
     const char *modes = "plain,barrier";
     int rounds = 20;
     bench_opt opts[] = {

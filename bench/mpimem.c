@@ -29,7 +29,7 @@ static void mpimem_row(const char *stage, long rss, long hwm, long user)
 
 int main(int argc, char **argv)
 {
-    static const bench_common defaults = {0, 65536, 0, 1, 0, 1, 0};
+    static const bench_common defaults = {0, 65536, 0, 1, 0, 1, 0, 1};
     bench_init(&argc, &argv, "mpimem", &defaults, NULL);
     long init_rss = bench_rss_at_init, init_hwm = bench_rss_kib("VmHWM");
     size_t n = (size_t)bench_opts.max_size, all = n * (size_t)bench_size;

@@ -14,7 +14,7 @@
 
 int main(int argc, char **argv)
 {
-    static const bench_common defaults = {0, 0, 0, 1, 0, 1, 0};
+    static const bench_common defaults = {0, 0, 0, 1, 0, 1, 0, 1};
     double launch_time = 0.0;
     bench_opt opts[] = {
         {"launch-time", BENCH_DOUBLE, &launch_time, "epoch seconds when the launcher started"},

@@ -26,7 +26,7 @@ static void triad(double *restrict a, const double *restrict b, const double *re
 
 int main(int argc, char **argv)
 {
-    static const bench_common defaults = {0, 0, 0, 10, 1, 10, 1};
+    static const bench_common defaults = {0, 0, 0, 10, 1, 10, 1, 1};
     long length = 4L << 20;
     const char *counts_text = NULL;
     bench_opt opts[] = {

@@ -39,6 +39,13 @@ def assert_ordered_stats(rows: list[dict], name: str) -> None:
         assert r[f"{name}_avg"] <= r[f"{name}_max"] * (1 + 1e-9) + 1e-12, r
 
 
+def assert_best_batch_not_slower(rows: list[dict], name: str, best: str) -> None:
+    """A rank's fastest batch is never slower than its mean over all batches."""
+    for r in rows:
+        for stat in ("min", "avg", "max"):
+            assert r[f"{best}_{stat}"] <= r[f"{name}_{stat}"] * (1 + 1e-9), r
+
+
 def test_p2p(impl, tmp_path):
     n = RANKS[impl]
     pairs = n // 2
@@ -61,6 +68,8 @@ def test_p2p(impl, tmp_path):
         assert [r["size"] for r in rows] == sizes
         assert_ordered_stats(rows, "latency_us")
         assert_ordered_stats(rows, "bandwidth_MBps")
+        assert_ordered_stats(rows, "latency_best_us")
+        assert_best_batch_not_slower(rows, "latency_us", "latency_best_us")
         bw = np.array([r["bandwidth_MBps_avg"] for r in rows])
         lat = np.array([r["latency_us_avg"] for r in rows])
         # Bandwidth rises with size over the range: latency-bound at 1-4 B, copy-bound at
@@ -85,6 +94,7 @@ def test_collectives(impl, tmp_path):
         rows = results.rows(res, "collectives", op=op)
         assert sorted({r["comm_size"] for r in rows}) == comm_sizes
         assert_ordered_stats(rows, "time_us")
+        assert_best_batch_not_slower(rows, "time_us", "time_best_us")
         assert all(r["time_us_min"] > 0 for r in rows)
         for c in comm_sizes:
             sizes = sorted(r["size"] for r in rows if r["comm_size"] == c)
@@ -143,6 +153,7 @@ def test_halo_strategies_move_the_same_bytes(impl, tmp_path):
         assert len({r["bytes_per_exchange"] for r in g}) == 1
         assert int(g[0]["checksum"], 16) != 0
         assert_ordered_stats(g, "time_us")
+        assert_best_batch_not_slower(g, "time_us", "time_best_us")
     # 1-D periodic ring: every rank receives from both sides.
     for r in results.rows(res, "halo", neighbours=2):
         assert r["bytes_per_exchange"] == n * 2 * r["size"]
@@ -151,10 +162,11 @@ def test_halo_strategies_move_the_same_bytes(impl, tmp_path):
     expected_2d = {4: 4 * 4, 2: 2 * 2}[n]  # (ranks x valid directions)
     for r in results.rows(res, "halo", neighbours=4):
         assert r["bytes_per_exchange"] == expected_2d * r["size"]
-    # Compute to overlap makes every exchange take at least as long as itself.
+    # Compute to overlap makes every exchange take at least as long as itself (the
+    # calibration keeps the fastest of five timings; 20 % for clock-frequency changes).
     for r in results.rows(res, "halo"):
         if r["compute_us"]:
-            assert r["time_us_max"] >= 2.5  # half the intended 5 us: calibration noise allowed
+            assert r["time_us_min"] >= 0.8 * r["compute_us"]
 
 
 def test_triad(impl, tmp_path):

@@ -43,8 +43,8 @@ def line_plot(ax, series: Sequence[Series], *, xlabel: str, ylabel: str, logx: b
     for s in series:
         x, y = np.asarray(s.x, float), np.asarray(s.y, float)
         keep = np.isfinite(y) & ((x > 0) if logx else True) & ((y > 0) if logy else True)
-        (line,) = ax.plot(x[keep], y[keep], marker="o", markersize=3, label=s.label,
-                          **(s.style or {}))
+        props = {"marker": "o", "markersize": 3, **(s.style or {})}
+        (line,) = ax.plot(x[keep], y[keep], label=s.label, **props)
         if s.lo is not None and s.hi is not None:
             ax.fill_between(x[keep], np.asarray(s.lo, float)[keep], np.asarray(s.hi, float)[keep],
                             color=line.get_color(), alpha=0.2, linewidth=0)

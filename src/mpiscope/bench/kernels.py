@@ -55,14 +55,18 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
         methods={
             "latency_us": "one-way time: elapsed time of `iters` MPI_Send+MPI_Recv round trips "
                           "on the pinging rank / (2 * iters), after a barrier and `skip` "
-                          "untimed round trips; min/avg/max over the concurrent pairs",
+                          "untimed round trips (OSU's method); min/avg/max over the "
+                          "concurrent pairs",
             "bandwidth_MBps": "size / latency (ping-pong bandwidth, 1 MB = 1e6 bytes); "
                               "min/avg/max over the concurrent pairs",
             "aggregate_MBps": "sum of the pairs' bandwidths (avg * pairs)",
+            "latency_best_us": "as latency_us, for the pair's fastest of `batches` equal batches "
+                               "of the timed round trips (the least disturbed by other load)",
+            "bandwidth_best_MBps": "size / latency_best_us",
             "locality": "on-node: both ranks in one MPI_Comm_split_type(SHARED) communicator; "
                         "off-node: the k-th rank of node 2m with the k-th rank of node 2m+1",
         },
-        defaults="sizes 0 B .. 4 MiB, 1000/100 iterations (100/10 above 8 KiB)"),
+        defaults="sizes 0 B .. 4 MiB, 1000/100 iterations (100/10 above 8 KiB), 5 batches"),
     Kernel(
         "collectives", "barrier, bcast, reduce, allreduce, allgather, alltoall over sizes and "
                        "communicator sizes 2, 4, 8 .. P",
@@ -76,10 +80,12 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
         methods={
             "time_us": "per rank: elapsed time of `iters` back-to-back calls / iters, after a "
                        "barrier and `skip` untimed calls; " + _STATS + " of the communicator",
+            "time_best_us": "as time_us, for the rank's fastest of `batches` equal batches of the "
+                            "timed calls (the least disturbed by other load)",
             "size": "bytes per rank (bcast, reduce, allreduce: the buffer; allgather, alltoall: "
                     "bytes per peer); reductions use MPI_DOUBLE/MPI_SUM (sizes < 8 B skipped)",
         },
-        defaults="sizes 0 B .. 1 MiB, 1000/100 iterations (100/10 above 8 KiB)"),
+        defaults="sizes 0 B .. 1 MiB, 1000/100 iterations (100/10 above 8 KiB), 5 batches"),
     Kernel(
         "jitter", "many repetitions of a small allreduce: distribution, arrival spread, "
                   "time series",
@@ -116,13 +122,15 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
         methods={
             "time_us": "per rank: elapsed time of `iters` exchanges (including the compute) / "
                        "iters after a barrier and `skip` untimed exchanges; " + _STATS,
+            "time_best_us": "as time_us, for the rank's fastest of `batches` equal batches",
             "bytes_per_exchange": "bytes received by all ranks in one exchange (sum)",
             "checksum": "sum over ranks of a position-weighted sum of every receive buffer "
                         "after the last exchange: the same for every strategy",
             "compute_us": "busy loop calibrated on rank 0; BSBR/SERE compute before the "
                           "exchange, ISBR after the Isends, ISIR/IRIS before MPI_Waitall",
         },
-        defaults="sizes 8 B .. 1 MiB per neighbour, 1000/100 iterations (100/10 above 8 KiB)"),
+        defaults="sizes 8 B .. 1 MiB per neighbour, 1000/100 iterations (100/10 above 8 KiB), "
+                 "5 batches"),
     Kernel(
         "triad", "STREAM triad bandwidth with 1, 2 .. N ranks per node (memory contention)",
         "003 (Memory contention)",
@@ -200,6 +208,9 @@ COMMON_OPTIONS: tuple[Option, ...] = (
     Option("skip", "int", "Warm-up iterations per size."),
     Option("iters-large", "int", "Timed iterations above --large-size."),
     Option("skip-large", "int", "Warm-up iterations above --large-size."),
+    Option("batches", "int", "Split the timed iterations into this many batches; p2p, "
+                             "collectives and halo also report the fastest batch's mean "
+                             "(*_best_*: least disturbed by other load). Other kernels: 1."),
 )
 
 

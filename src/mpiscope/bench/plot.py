@@ -34,13 +34,28 @@ def _stat_series(label: str, rs: list[dict], x: str, name: str, scale: float = 1
                         _col(rs, f"{name}_min") * scale, _col(rs, f"{name}_max") * scale)
 
 
+def _with_best(label: str, rs: list[dict], x: str, name: str, best: str, color: str,
+               scale: float = 1.0) -> list[plots.Series]:
+    """The OSU mean (line, band min..max over ranks) and, dotted, the fastest batch's mean."""
+    main = _stat_series(label, rs, x, name, scale)
+    main.style = {"color": color}
+    out = [main]
+    if rs and f"{best}_avg" in rs[0]:
+        rs = sorted(rs, key=lambda r: r[x])
+        out.append(plots.Series(f"{label} (best batch)", _col(rs, x),
+                                _col(rs, f"{best}_avg") * scale,
+                                style={"color": color, "linestyle": ":", "marker": None}))
+    return out
+
+
 def _p2p(result: dict):
     data = rows(result, "p2p")
     groups = _grouped(data, ("locality", "pairs"))
-    lat = [_stat_series(f"{loc}, {k} pair{'s' * (k > 1)}", rs, "size", "latency_us")
-           for (loc, k), rs in groups.items()]
-    bw = [_stat_series(f"{loc}, {k} pair{'s' * (k > 1)}", rs, "size", "bandwidth_MBps")
-          for (loc, k), rs in groups.items()]
+    lat, bw = [], []
+    for i, ((loc, k), rs) in enumerate(groups.items()):
+        label = f"{loc}, {k} pair{'s' * (k > 1)}"
+        lat += _with_best(label, rs, "size", "latency_us", "latency_best_us", f"C{i}")
+        bw += _with_best(label, rs, "size", "bandwidth_MBps", "bandwidth_best_MBps", f"C{i}")
     return [
         lambda ax: plots.line_plot(ax, lat, xlabel="message size (bytes)", ylabel="latency (us)",
                                    logx=True, logy=True, sizes=True,
@@ -63,7 +78,8 @@ def _collectives(result: dict):
     ops = [op for op in dict.fromkeys(r["op"] for r in data) if op != "barrier"]
     for op in ops:
         groups = _grouped([r for r in data if r["op"] == op], ("comm_size",))
-        s = [_stat_series(f"{n} ranks", rs, "size", "time_us") for (n,), rs in sorted(groups.items())]
+        s = [line for i, ((n,), rs) in enumerate(sorted(groups.items()))
+             for line in _with_best(f"{n} ranks", rs, "size", "time_us", "time_best_us", f"C{i}")]
         out.append(lambda ax, s=s, op=op: plots.line_plot(
             ax, s, xlabel="bytes per rank", ylabel="time (us)", logx=True, logy=True, sizes=True,
             title=f"MPI_{op.capitalize()}"))
@@ -165,7 +181,7 @@ def column_title(result: dict) -> str:
     ps = sorted({r["nranks"] for r in result["runs"] if r.get("nranks")})
     ranks = ",".join(map(str, ps)) if ps else "?"
     lib = (result["mpi"].get("library_version") or result["mpi"]["impl"]).splitlines()[0]
-    lib = lib.split(",")[0][:40]
+    lib = " ".join(lib.split(",")[0].split())[:40]  # MPICH's version line holds a tab
     flag = " (partial)" if result.get("partial") else ""
     return f"{lib} - P={ranks} - {result['machine'].get('hostname', '?')}{flag}"
 
