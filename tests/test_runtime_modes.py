@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mpiscope import format as fmt
-from mpiscope import read
+from mpiscope import native, read
 from profile_expect import (Expect, assert_one_node, assert_profile, assert_rank_sanity,
                             observed_funcs, region_name, runner, setting)  # noqa: F401  (fixture)
 from test_runtime_collectives import coll_blocking
@@ -147,7 +147,11 @@ def linked_ring(P: int) -> Expect:
 
 
 def test_linked_program_writes_a_profile_without_preload(runner, impl):  # noqa: F811
-    run = runner.run(impl, "linked_ring", how="plain")
+    """Linked with -lmpiscope: the shared library is found as any other (here through
+    LD_LIBRARY_PATH, as the install does not set an rpath); no LD_PRELOAD."""
+    lib = str(native.runtime_library(impl).parent)
+    run = runner.run(impl, "linked_ring", how="plain", env={"LD_LIBRARY_PATH": lib,
+                                                           "LD_PRELOAD": ""})
     run.assert_ok()
     prof = run.profile
     assert_profile(prof, linked_ring(prof.nranks))
