@@ -221,7 +221,21 @@ def _regions(prof: Profile, only: int | None, mpi_total: float) -> list[dict]:
             "functions": function_table(funcs, prof.nranks, names, kinds, mpi_total,
                                         funcs["region"] == rid),
         })
-    out.sort(key=lambda r: (-r["wall"]["sum"], r["name"]))
+    return _tree_order(out)
+
+
+def _tree_order(regions: list[dict]) -> list[dict]:
+    """Regions depth-first: each parent before its children, siblings by total wall time."""
+    kids: dict[str | None, list[dict]] = {}
+    for r in sorted(regions, key=lambda r: (-r["wall"]["sum"], r["name"])):
+        kids.setdefault(r["parent"], []).append(r)
+    names = {r["name"] for r in regions}
+    out: list[dict] = []
+    todo = [r for p, rs in kids.items() if p is None or p not in names for r in rs][::-1]
+    while todo:
+        r = todo.pop()
+        out.append(r)
+        todo.extend(kids.get(r["name"], [])[::-1])
     return out
 
 

@@ -164,7 +164,8 @@ def io_table(files: list[dict]) -> Table:
     keys = sorted({k for f in files for k in f if k != "name"})
     t = _table("MPI-IO files and hints (rank 0's view after MPI_File_open)", "file", *keys)
     for f in files:
-        t.add_row(str(f.get("name", "?")), *(str(f.get(k, NA)) for k in keys))
+        t.add_row(str(f.get("name", "?")),
+                  *(NA if f.get(k) is None else str(f[k]) for k in keys))
     return t
 
 
