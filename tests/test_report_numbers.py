@@ -245,6 +245,16 @@ def test_warnings(tmp_path):
     assert w[0].startswith("partial profile")
     assert "1 rank(s) filled their peers table" in w[1] and "rank 2" in w[1]
     assert "all ranks ran on one node" in w[2]
+    ranks["overflow"] = 0
+    ranks["threads"] = [1, 2, 1, 1]
+    ranks["mpi"][1] = 11.0  # two threads in MPI for longer than the wall time
+    path = testing.write_profile(tmp_path / "t.mpiscope", nranks=4, functions=FUNCS,
+                                 ranks=ranks)
+    rep = build_report(read(path))
+    assert rep["warnings"] == ["1 rank(s) spent more time in MPI than their wall time (MPI time "
+                               "is summed over the 2 threads that called MPI), so their compute "
+                               "time is negative (first: rank 1)"]
+    assert by(rep["summary"], "metric", "compute")["min"] == -1.0
 
 
 def _cells_line(text: str, first: str, cells: list[str]) -> bool:

@@ -250,6 +250,13 @@ def _warnings(prof: Profile, ppn: int | None) -> list[str]:
             if n:
                 w.append(f"{n} rank(s) filled their {table} table: some data was dropped "
                          f"(first: rank {int(np.flatnonzero(ovf & bit)[0])})")
+        over = np.flatnonzero(prof.ranks["mpi"] > prof.ranks["wall"])
+        if len(over):
+            threads = int(prof.ranks["threads"][over].max())
+            why = f" (MPI time is summed over the {threads} threads that called MPI)" \
+                if threads > 1 else ""
+            w.append(f"{len(over)} rank(s) spent more time in MPI than their wall time{why}, "
+                     f"so their compute time is negative (first: rank {int(over[0])})")
     elif prof.flags & fmt.FLAG_OVERFLOW:
         w.append("some rank filled a fixed table: some data was dropped")
     if not prof.is_summary and not ppn and prof.nranks > 1 and len(prof.peers) and \
