@@ -28,6 +28,7 @@
 
 static const char *io_dir;
 static int io_sync;
+static const char *const io_names[] = {"rank0", "perrank", "indep", "coll"};
 
 static void io_fill(char *buf, long size, int rank)
 {
@@ -76,9 +77,8 @@ static void io_write_mpi(const char *path, const char *buf, long size, int colle
 /* One strategy, one repetition; returns this rank's seconds. */
 static double io_once(int strategy, const char *buf, char *gathered, long size)
 {
-    static const char *names[] = {"rank0", "perrank", "indep", "coll"};
     char path[4096];
-    io_path(path, sizeof path, names[strategy], strategy == 1 ? bench_rank : -1);
+    io_path(path, sizeof path, io_names[strategy], strategy == 1 ? bench_rank : -1);
     if (strategy == 1 || bench_rank == 0) unlink(path);
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
@@ -96,11 +96,10 @@ static double io_once(int strategy, const char *buf, char *gathered, long size)
 /* FNV-1a of the logical contents a strategy left on disk (rank 0 only). */
 static uint64_t io_readback(int strategy, long size, char *scratch)
 {
-    static const char *names[] = {"rank0", "perrank", "indep", "coll"};
     uint64_t h = 1469598103934665603ULL;
     for (int r = 0; r < (strategy == 1 ? bench_size : 1); r++) {
         char path[4096];
-        io_path(path, sizeof path, names[strategy], strategy == 1 ? r : -1);
+        io_path(path, sizeof path, io_names[strategy], strategy == 1 ? r : -1);
         FILE *f = fopen(path, "rb");
         size_t n;
         if (!f) return 0;
@@ -112,15 +111,14 @@ static uint64_t io_readback(int strategy, long size, char *scratch)
 
 static void io_cleanup(void)
 {
-    static const char *names[] = {"rank0", "perrank", "indep", "coll"};
     char path[4096];
     for (int s = 0; s < 4; s++) {
-        io_path(path, sizeof path, names[s], s == 1 ? bench_rank : -1);
+        io_path(path, sizeof path, io_names[s], s == 1 ? bench_rank : -1);
         if (s == 1 || bench_rank == 0) unlink(path);
     }
 }
 
-/* Metadata phases over `files` files per rank in dir/meta; returns nothing, prints rows. */
+/* Metadata phases over `files` files per rank in dir/meta; prints one row per phase. */
 static void io_metadata(int files)
 {
     static const char *ops[] = {"create", "open", "stat", "remove"};
@@ -159,7 +157,6 @@ static void io_metadata(int files)
 int main(int argc, char **argv)
 {
     static const bench_common defaults = {1L << 20, 16L << 20, 0, 3, 0, 3, 0, 1};
-    static const char *const names[] = {"rank0", "perrank", "indep", "coll"};
     const char *strategies = "rank0,perrank,indep,coll";
     int keep = 0, files = 64;
     bench_opt opts[] = {
@@ -174,7 +171,7 @@ int main(int argc, char **argv)
     struct stat st;
     if (!io_dir || stat(io_dir, &st) || !S_ISDIR(st.st_mode))
         bench_die("--dir: '%s' is not a directory", io_dir ? io_dir : "(none)");
-    const char *bad = bench_unknown_word(strategies, names, 4);
+    const char *bad = bench_unknown_word(strategies, io_names, 4);
     if (bad) bench_die("--strategies: unknown strategy '%s'", bad);
     if (bench_opts.min_size < 1) bench_die("io needs a block size of at least 1 byte");
     long *sizes;
@@ -190,7 +187,7 @@ int main(int argc, char **argv)
         }
         io_fill(buf, size, bench_rank);
         for (int s = 0; s < 4; s++) {
-            if (!bench_has_word(strategies, names[s])) continue;
+            if (!bench_has_word(strategies, io_names[s])) continue;
             double best = 1e30, mine = 0.0;
             for (int it = 0; it < bench_opts.iters; it++) {
                 mine = io_once(s, buf, big, size);
@@ -206,7 +203,7 @@ int main(int argc, char **argv)
                 snprintf(want, sizeof want, "%016llx", (unsigned long long)expect);
             }
             bench_row_begin("io");
-            bench_field_str("strategy", names[s]);
+            bench_field_str("strategy", io_names[s]);
             bench_field_int("size", size);
             bench_field_num("bandwidth_MBps", (double)size * bench_size / best / 1e6);
             bench_field_stats("time_s", t);
