@@ -126,8 +126,9 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
             "bytes_per_exchange": "bytes received by all ranks in one exchange (sum)",
             "checksum": "sum over ranks of a position-weighted sum of every receive buffer "
                         "after the last exchange: the same for every strategy",
-            "compute_us": "busy loop calibrated on rank 0; BSBR/SERE compute before the "
-                          "exchange, ISBR after the Isends, ISIR/IRIS before MPI_Waitall",
+            "compute_us": "busy loop calibrated on rank 0 (fastest of five timings, so it never "
+                          "runs shorter than asked); BSBR/SERE compute before the exchange, ISBR "
+                          "after the Isends, ISIR/IRIS before MPI_Waitall",
         },
         defaults="sizes 8 B .. 1 MiB per neighbour, 1000/100 iterations (100/10 above 8 KiB), "
                  "5 batches"),
@@ -171,7 +172,8 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
             Option("meta-files", "int", "Files per rank for the metadata rates (0: skip).", "64"),
             Option("sync", "flag", "fsync / MPI_File_sync before close (else the page cache "
                                    "may absorb the writes)."),
-            Option("keep", "flag", "Leave the last size's files in --dir (implies --dir is kept)."),
+            Option("keep", "flag", "Leave the last size's files in --dir (without --dir: keep the "
+                                   "temporary directory; the result's notes name it)."),
         ),
         methods={
             "bandwidth_MBps": "P * size / best of `iters` repetitions of (barrier, open + write "
