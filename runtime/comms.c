@@ -208,13 +208,21 @@ void mpiscope_degrees(MPI_Comm comm, int *indeg, int *outdeg)
     }
 }
 
-uint64_t mpiscope_bytes(long count, MPI_Datatype type)
+volatile uint32_t mpiscope_type_gen = 1;
+
+uint64_t mpiscope_bytes_slow(long count, MPI_Datatype type, unsigned slot)
 {
     int size = 0;
     if (count <= 0 || type == MPI_DATATYPE_NULL)
         return 0;
-    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0)
+    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
         return 0;
+    mpiscope_thread_t *t = mpiscope_tls;
+    if (t) {
+        t->types[slot].type = (uintptr_t)type;
+        t->types[slot].size = (uint32_t)size;
+        t->types[slot].gen = mpiscope_type_gen;
+    }
     return (uint64_t)count * (uint64_t)size;
 }
 

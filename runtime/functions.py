@@ -67,6 +67,7 @@ ROLES = {
     "start": ("pre", "a start of a persistent request: its bytes (and, for a send, its message to the peer)"),
     "startall": ("pre", "start for each of count requests"),
     "free_request": ("pre", "forget a persistent request"),
+    "free_type": ("pre", "a datatype handle dies: forget the cached type sizes"),
     "free_comm": ("pre", "forget the communicator's cached rank translation (its handle may be reused)"),
     "file_open": ("post", "remember the MPI-IO hints of a file opened collectively (META io_files)"),
     "sync": ("pre", "MPISCOPE_SYNC=1: time a PMPI_Barrier(comm) first, as <function>:sync"),
@@ -257,6 +258,7 @@ comm  | int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgr
 comm  | int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) |
 comm  | int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) |
 comm  | int MPI_Group_free(MPI_Group *group) |
+other | int MPI_Type_free(MPI_Datatype *datatype) | free_type(datatype)
 other | int MPI_Comm_rank(MPI_Comm comm, int *rank) |
 other | int MPI_Comm_size(MPI_Comm comm, int *size) |
 other | int MPI_Init(int *argc, char ***argv) | hand

@@ -79,6 +79,10 @@ typedef struct mpiscope_thread {
     mpiscope_peer_slot_t *peers; /* capacity peer_mask + 1 */
     uint32_t peer_mask, npeers;
     uint32_t overflow;           /* enum mpiscope_overflow bits */
+    struct {                     /* datatype handle -> MPI_Type_size, direct-mapped */
+        uintptr_t type;
+        uint32_t size, gen;
+    } types[64];
 } mpiscope_thread_t;
 
 typedef struct {                 /* one call in flight (see roles.h) */
@@ -181,7 +185,23 @@ static inline int mpiscope_world_of(MPI_Comm comm, int rank)
 void mpiscope_comm_forget(MPI_Comm comm);
 int mpiscope_group_n(MPI_Comm comm, int *inter);        /* remote size of an intercomm, else size */
 void mpiscope_degrees(MPI_Comm comm, int *indeg, int *outdeg);
-uint64_t mpiscope_bytes(long count, MPI_Datatype type);
+uint64_t mpiscope_bytes_slow(long count, MPI_Datatype type, unsigned slot);
+extern volatile uint32_t mpiscope_type_gen;      /* bumped by MPI_Type_free */
+
+/* count x MPI_Type_size(type). RATIONALE: the size is cached per thread by
+ * handle; MPI_Type_free (the only way a handle can later name another type)
+ * bumps a generation that invalidates every cache. */
+static inline uint64_t mpiscope_bytes(long count, MPI_Datatype type)
+{
+    if (count <= 0)
+        return 0;
+    uintptr_t k = (uintptr_t)type;
+    unsigned slot = (unsigned)(k ^ (k >> 6) ^ (k >> 12)) & 63u;
+    mpiscope_thread_t *t = mpiscope_tls;
+    if (t && t->types[slot].type == k && t->types[slot].gen == mpiscope_type_gen)
+        return (uint64_t)count * t->types[slot].size;
+    return mpiscope_bytes_slow(count, type, slot);
+}
 void mpiscope_req_add(MPI_Request req, int peer, uint64_t bytes, int is_send);
 void mpiscope_req_start(mpiscope_call_t *c, MPI_Request req);
 void mpiscope_req_forget(MPI_Request req);

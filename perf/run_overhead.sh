@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Reproduce the runtime's overhead numbers (docs/performance.md, "Runtime
+# overhead"): for each MPI mpiscope was built for, build perf/overhead/
+# overhead.c and the pass-through tool, and run the benchmark on 2 ranks three
+# times: without any tool, with the pass-through tool, with libmpiscope.so.
+#
+#   perf/run_overhead.sh [native-root]     (default: $MPISCOPE_NATIVE or build/stage)
+#
+# Prints JSON lines (one per operation and configuration) and a markdown table.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="${1:-${MPISCOPE_NATIVE:-build/stage}}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none MPISCOPE_QUIET=1 MPISCOPE_DIR="$work"
+results="$work/results.jsonl"
+for impl in openmpi mpich; do
+  lib="$root/$impl/lib/libmpiscope.so"
+  [ -f "$lib" ] || { echo "skipping $impl: $lib not built" >&2; continue; }
+  mpicc="mpicc.$impl"
+  "$mpicc" -O2 perf/overhead/overhead.c -o "$work/overhead.$impl"
+  "$mpicc" -O2 -shared -fPIC perf/overhead/passthrough.c -o "$work/passthrough.$impl.so"
+  for tool in none passthrough mpiscope; do
+    case $tool in
+      none) pre="" ;;
+      passthrough) pre="$work/passthrough.$impl.so" ;;
+      mpiscope) pre="$lib" ;;
+    esac
+    if [ "$impl" = openmpi ]; then
+      cmd=(mpirun.openmpi -n 2 --bind-to core -x LD_PRELOAD="$pre" -x MPISCOPE_QUIET -x MPISCOPE_DIR)
+    else
+      cmd=(mpirun.mpich -n 2 -bind-to core -env LD_PRELOAD "$pre")
+    fi
+    timeout 600 "${cmd[@]}" "$work/overhead.$impl" | sed "s/^{/{\"tool\": \"$tool\", \"impl\": \"$impl\", /" | tee -a "$results"
+  done
+done
+python3 - "$results" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+print("\n| MPI | operation | no tool (ns/call) | pass-through added (ns) | mpiscope added (ns) |")
+print("|-----|-----------|------------------:|-----------------------:|--------------------:|")
+for impl in ("openmpi", "mpich"):
+    for op in dict.fromkeys(r["op"] for r in rows if r["impl"] == impl):
+        get = {r["tool"]: r for r in rows if r["impl"] == impl and r["op"] == op}
+        if len(get) < 3:
+            continue
+        print(f"| {impl} | {op} | {get['none']['ns_per_call_pmpi']:.1f} | "
+              f"{get['passthrough']['added_ns']:.1f} | {get['mpiscope']['added_ns']:.1f} |")
+PY
