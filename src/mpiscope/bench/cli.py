@@ -76,7 +76,7 @@ def _driver_params(kern: K.Kernel) -> list[inspect.Parameter]:
 def _kernel_args(kern: K.Kernel, values: dict) -> tuple[list[str], dict]:
     """The C program's arguments and the options as given (for the result)."""
     args, given = [], {}
-    for opt in K.COMMON_OPTIONS + kern.options:
+    for opt in K.common_options(kern) + kern.options:
         value = values.get(opt.name.replace("-", "_"))
         if value is None or value is False:
             continue
@@ -143,7 +143,7 @@ def _make_kernel_command(kern: K.Kernel):
 
     params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                 annotation=typer.Context)]
-    params += [_option_param(o) for o in K.COMMON_OPTIONS + kern.options]
+    params += [_option_param(o) for o in K.common_options(kern) + kern.options]
     params += _driver_params(kern)
     command.__signature__ = inspect.Signature(params)
     command.__name__ = kern.name

@@ -31,6 +31,9 @@ class Kernel:
     options: tuple[Option, ...] = ()
     methods: dict[str, str] = field(default_factory=dict)
     defaults: str = ""          # the common options' kernel defaults, for --help
+    # which COMMON_OPTIONS this kernel uses (its --help lists only these)
+    common: tuple[str, ...] = ("min-size", "max-size", "large-size", "iters", "skip",
+                               "iters-large", "skip-large", "batches")
     multi_ranks: bool = False   # the driver reruns the launcher at each P of --ranks
     needs_dir: bool = False     # the driver provides --dir (a temporary directory)
 
@@ -107,7 +110,8 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
                                 "earliest entry",
             "median/p90/p99/max": "nearest-rank percentiles of the per-repetition values",
         },
-        defaults="8 B, 2000 repetitions after 100 warm-up"),
+        common=("min-size", "iters", "skip"),
+        defaults="8 B (--min-size), 2000 repetitions (--iters) after 100 warm-up (--skip)"),
     Kernel(
         "halo", "the five halo-exchange strategies BSBR, SERE, ISBR, ISIR, IRIS over sizes "
                 "and 2/4/6/8 neighbours, with and without compute to overlap",
@@ -147,7 +151,8 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
                          "the k active ranks of node 0 run one triad each",
             "valid": "1 if every a[i] equals b[i] + s*c[i] on every rank",
         },
-        defaults="10 repetitions after 1 warm-up"),
+        common=("iters", "skip"),
+        defaults="10 repetitions (--iters) after 1 warm-up (--skip)"),
     Kernel(
         "mpimem", "resident memory per rank after MPI_Init, after all-to-all connections and "
                   "after collectives, against P",
@@ -161,7 +166,8 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
                      "of --max-size bytes (user buffers, user_buffers_kib, are allocated before "
                      "'connected')",
         },
-        defaults="64 KiB per peer for the collectives"),
+        common=("max-size", "iters"),
+        defaults="64 KiB per peer (--max-size) for the collectives, called once (--iters)"),
     Kernel(
         "io", "rank 0 writes all, file per rank, MPI-IO independent, MPI-IO collective; "
               "metadata create/open/stat/remove rates",
@@ -187,7 +193,9 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
                           "(create, open, stat or remove of every rank's files in one shared "
                           "directory)",
         },
-        defaults="blocks of 1 MiB .. 16 MiB per rank, 3 repetitions"),
+        common=("min-size", "max-size", "iters"),
+        defaults="blocks of 1 MiB .. 16 MiB per rank (--min-size, --max-size), 3 repetitions "
+                 "(--iters)"),
     Kernel(
         "startup", "MPI_Init and MPI_Finalize duration against P", "003 (Job startup)",
         multi_ranks=True,
@@ -199,6 +207,7 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
                                 "it started the launcher",
             "wall_s": "the whole launcher command, measured by the driver",
         },
+        common=(),
         defaults="one launch per P"),
 ]}
 
@@ -206,14 +215,20 @@ COMMON_OPTIONS: tuple[Option, ...] = (
     Option("min-size", "size", "Smallest message size (bytes; K/M/G suffixes)."),
     Option("max-size", "size", "Largest message size."),
     Option("large-size", "size", "Sizes above this use --iters-large/--skip-large."),
-    Option("iters", "int", "Timed iterations per size (repetitions for jitter, triad, io)."),
+    Option("iters", "int", "Timed iterations per size (repetitions for jitter, triad, io; "
+                           "collective rounds for mpimem)."),
     Option("skip", "int", "Warm-up iterations per size."),
     Option("iters-large", "int", "Timed iterations above --large-size."),
     Option("skip-large", "int", "Warm-up iterations above --large-size."),
-    Option("batches", "int", "Split the timed iterations into this many batches; p2p, "
-                             "collectives and halo also report the fastest batch's mean "
-                             "(*_best_*: least disturbed by other load). Other kernels: 1."),
+    Option("batches", "int", "Split the timed iterations into this many batches and also "
+                             "report the fastest batch's mean (*_best_*: least disturbed by "
+                             "other load)."),
 )
+
+
+def common_options(kern: Kernel) -> tuple[Option, ...]:
+    """The common options ``kern`` uses, in table order."""
+    return tuple(o for o in COMMON_OPTIONS if o.name in kern.common)
 
 
 def kernel(name: str) -> Kernel:
