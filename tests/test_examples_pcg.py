@@ -108,3 +108,32 @@ def test_node_aware_sums_reduce_in_node_and_allreduce_among_leaders(impl, nranks
     np.testing.assert_array_equal(per_rank(prof, "calls", "MPI_Bcast", region="solve"), ITERS)
     np.testing.assert_array_equal(per_rank(prof, "calls", "MPI_Allreduce", region="solve"),
                                   np.where(leaders, ITERS, 0))
+
+
+def spins(rank: int, iterations: range, jitter: float) -> np.ndarray:
+    """Seconds rank spins before each halo update (examples/pcg/pcg.F90:spin)."""
+    m = 2147483647
+    out = []
+    for it in iterations:
+        h = (rank * 1000003 + it * 7919 + 1) % m
+        h = h * 48271 % m * 48271 % m
+        out.append(jitter * h / m)
+    return np.array(out)
+
+
+def test_jitter_is_spent_computing_and_shows_as_ragged_arrival(impl, nranks, tmp_path):
+    # At most 4 ranks: their waits are compared with the injected raggedness,
+    # and 16 ranks on 2 cores would add as much again of scheduler noise.
+    n, jitter = min(nranks, 4), 0.01
+    prof, _ = profiled(impl, n, "pcg", "--grid", "32x24", "--tol", "0", "--maxiter", ITERS,
+                       "--jitter", int(jitter * 1e6), outdir=tmp_path, extra=("--sync",))
+    spun = np.array([spins(r, range(1, ITERS + 1), jitter) for r in range(n)])  # classic
+    # The spin is a wall-clock busy-wait outside MPI: compute time holds all of it.
+    assert np.all(prof.rank_metric("compute") >= 0.99 * spun.sum(axis=1))
+    # After each spin, every rank waits for the slowest (in the halo's
+    # receives or the allreduce's sync barrier): n*max - sum per iteration.
+    ragged = (n * spun.max(axis=0) - spun.sum(axis=0)).sum()
+    waited = (per_rank(prof, "time", kind="wait") + per_rank(prof, "time", kind="sync")).sum()
+    assert waited > 0.5 * ragged, (waited, ragged)
+    np.testing.assert_array_equal(
+        per_rank(prof, "calls", "MPI_Allreduce:sync", region="solve"), 2 * ITERS)

@@ -108,12 +108,14 @@ contains
   subroutine spin(s, it)
     type(solver), intent(in) :: s
     integer, intent(in) :: it
+    integer(8), parameter :: m = 2147483647_8   ! Park-Miller: products stay below 2^47
     integer(8) :: h
     real(dp) :: t_end
     if (s%jitter <= 0.0_dp) return
-    h = int(s%rank, 8) * 1000003_8 + int(it, 8) * 7919_8
-    h = modulo(h * 6364136223846793005_8 + 1442695040888963407_8, 2_8**31)
-    t_end = MPI_Wtime() + s%jitter * real(h, dp) / 2.0_dp**31
+    h = modulo(int(s%rank, 8) * 1000003_8 + int(it, 8) * 7919_8 + 1_8, m)
+    h = modulo(h * 48271_8, m)
+    h = modulo(h * 48271_8, m)
+    t_end = MPI_Wtime() + s%jitter * real(h, dp) / real(m, dp)
     do while (MPI_Wtime() < t_end)
     end do
   end subroutine spin
