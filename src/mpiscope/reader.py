@@ -55,6 +55,8 @@ def _map(name: str) -> mmap.mmap | bytes:
     p = Path(name)
     if p.is_dir():
         raise UserError(f"{name}: is a directory, not an mpiscope profile")
+    if p.exists() and not p.is_file():  # a FIFO would block open(), a device never ends
+        raise UserError(f"{name}: not a regular file, not an mpiscope profile")
     try:
         with open(p, "rb") as f:
             size = os.fstat(f.fileno()).st_size
