@@ -177,8 +177,9 @@ CLI_CASES = [c for c in CASES if c[0] in (missing, empty, directory, fifo, png, 
 
 
 @pytest.mark.parametrize("make,problem", CLI_CASES, ids=[c[0].__name__ for c in CLI_CASES])
-@pytest.mark.parametrize("extra", [[], ["--json"]], ids=["tables", "json"])
-def test_cli_one_line_error(tmp_path, make, problem, extra):
+def test_cli_one_line_error(tmp_path, make, problem):
+    # --json for every other case: both output paths fail the same way before printing.
+    extra = ["--json"] if CLI_CASES.index((make, problem)) % 2 else []
     path = make(tmp_path / "bad.mpiscope")
     proc = mpitest.run(mpitest.mpiscope_cmd("report", *extra, str(path)), check=False,
                        timeout=60)
