@@ -60,7 +60,12 @@ class Profile:
     def region_names(self) -> dict[int, str]:
         """Region id -> name; id 0 is the part of the run outside every region."""
         names = {0: "(outside regions)"}
-        names.update({int(k, 16): v for k, v in self.meta.get("regions", {}).items()})
+        regions = self.meta.get("regions")
+        for key, name in (regions.items() if isinstance(regions, dict) else ()):
+            try:
+                names[int(key, 16)] = str(name)
+            except (TypeError, ValueError):
+                continue  # a malformed key names no region; its records show the hex id
         return names
 
     @property
