@@ -100,10 +100,11 @@ def test_launcher_dies_after_some_sizes(impl, tmp_path):
 
 def test_timeout_keeps_partial_results(impl, tmp_path):
     out = tmp_path / "slow.json"
-    # Sizes up to 4 MiB with many iterations take far longer than the 4 s allowed.
-    proc = bench(tmp_path, "p2p", "--min-size", "1", "--iters", "3000", "--iters-large", "3000",
-                 "--timeout", "4", "-o", str(out), "--", *mpitest.launcher(impl, 2))
-    assert_one_line_error(proc, "timed out after 4 s", "partial results kept")
+    # Sizes up to 4 MiB with 20000 round trips each take about a minute, far longer than
+    # the 8 s allowed; the small sizes finish within a second.
+    proc = bench(tmp_path, "p2p", "--min-size", "1", "--iters", "20000", "--iters-large", "20000",
+                 "--timeout", "8", "-o", str(out), "--", *mpitest.launcher(impl, 2))
+    assert_one_line_error(proc, "timed out after 8 s", "partial results kept")
     res = results.load(out)
     assert res["partial"] is True and res["runs"][0]["exit_code"] is None
     assert 0 < len(res["rows"]) < 23
