@@ -75,16 +75,20 @@ def launch(command: list[str], timeout: float) -> tuple[results.RunOutput, int |
         raise UserError(f"launcher '{command[0]}' not found") from None
     except PermissionError:
         raise UserError(f"launcher '{command[0]}' is not executable") from None
+    interrupted = False
     try:
         out, err = proc.communicate(timeout=timeout)
         code: int | None = proc.returncode
-    except subprocess.TimeoutExpired:
+    except (subprocess.TimeoutExpired, KeyboardInterrupt) as why:
+        interrupted = isinstance(why, KeyboardInterrupt)
         try:  # the launcher and every rank it started: its own session
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         out, err = proc.communicate()
         code = None
+    if interrupted:
+        err = (err or "") + "\ninterrupted (Ctrl-C)"
     return results.parse_lines(out or ""), code, time.monotonic() - t0, err or ""
 
 
@@ -102,6 +106,8 @@ def _failure(code: int | None, out: results.RunOutput, stderr: str, timeout: flo
     if out.errors:
         return out.errors[0]
     if code is None:
+        if stderr.endswith("interrupted (Ctrl-C)"):
+            return "interrupted (Ctrl-C)"
         return f"timed out after {timeout:g} s"
     last = [line for line in stderr.strip().splitlines() if line.strip()]
     why = f": {last[-1].strip()[:200]}" if last else ""
