@@ -97,3 +97,15 @@ def test_multi_host_rewrites_without_running(tmp_path):
     slurm.write_text("a\nb\na\nb\n")
     argv, env = apply_order(["srun", "-n", "4", "./app"], str(slurm), "mpich")
     assert "--distribution=arbitrary" in argv and open(env["SLURM_HOSTFILE"]).read() == "a\nb\na\nb\n"
+
+
+def test_mpiscope_run_order(impl, tmp_path):
+    """The whole route: mpiscope run --order FILE -- mpirun ... (runtime preloaded)."""
+    order = tmp_path / "MPICH_RANK_ORDER"
+    order.write_text("1\n0\n")
+    proc = mpitest.run(mpitest.mpiscope_cmd("run", "--order", str(order), "--",
+                                            *launch_cmd(impl, 2)), cwd=tmp_path, timeout=120)
+    seen = {int(l.split()[1]): int(l.split()[3]) for l in proc.stdout.splitlines()
+            if l.startswith("whereami ")}
+    assert seen == {0: 1, 1: 0}
+    assert list(tmp_path.glob("*.mpiscope"))
