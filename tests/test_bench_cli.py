@@ -59,6 +59,12 @@ def test_more_pairs_than_ranks_found_by_the_kernel(impl, tmp_path):
     assert list(tmp_path.iterdir()) == []  # nothing measured, nothing written
 
 
+def test_off_node_pairs_on_one_machine(impl, tmp_path):
+    proc = bench(tmp_path, "p2p", "--locality", "off-node", "--", *mpitest.launcher(impl, 2))
+    assert_one_line_error(proc, "no off-node pairs: the 2 ranks are on 1 node(s)")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_launcher_not_found(tmp_path):
     proc = bench(tmp_path, "p2p", "--mpi", "openmpi", "--", "no-such-mpirun", "-n", "2")
     assert_one_line_error(proc, "launcher 'no-such-mpirun' not found")

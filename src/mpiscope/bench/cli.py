@@ -133,7 +133,12 @@ def _make_kernel_command(kern: K.Kernel):
                                    io_dir=values.get("dir"), keep=bool(values.get("keep")))
         path = out_path if out_path is not None else results.default_path(result)
         if not result["rows"]:  # nothing measured: nothing to keep
-            why = result["errors"][0] if result["errors"] else "the kernel printed no results"
+            if result["errors"]:
+                why = result["errors"][0]
+            elif result["notes"]:
+                why = "; ".join(result["notes"])
+            else:
+                why = "the kernel printed no results"
             raise UserError(f"{kern.name}: {why}")
         results.save(result, path, force=values["force"])
         if result["partial"]:
