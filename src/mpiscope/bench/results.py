@@ -3,7 +3,7 @@
 A result file (``"format": "mpiscope-bench"``, version 1)::
 
     kernel, timestamp (UTC ISO 8601), partial (bool), errors [str]
-    machine   {hostname, cpu_model, cores, memory_kib, os}
+    machine   {hostname, cpu_model, cores, memory_kib, os, load_average (1/5/15 min, at start)}
     mpi       {impl, library_version, mpi_version}
     launcher  [argv as given], options {the CLI options given}
     kernel_options {the options the kernel ran with, defaults included}
@@ -89,8 +89,13 @@ def machine_info() -> dict:
                 break
     except (OSError, ValueError, IndexError):
         pass
+    try:  # other load on the machine when the run started: context for every timing
+        load = [float(v) for v in Path("/proc/loadavg").read_text().split()[:3]]
+    except (OSError, ValueError):
+        load = None
     return {"hostname": socket.gethostname(), "cpu_model": cpu, "cores": os.cpu_count(),
-            "memory_kib": mem, "os": f"{platform.system()} {platform.release()}"}
+            "memory_kib": mem, "os": f"{platform.system()} {platform.release()}",
+            "load_average": load}
 
 
 def new_result(kernel: str, impl: str, launcher: list[str], options: dict,
