@@ -76,16 +76,18 @@ def program(impl: str, name: str) -> str:
     return str(native.program(impl, f"tests/{name}"))
 
 
-def run_plain(impl: str, name: str) -> str:
+def run_plain(impl: str, name: str, workdir: Path) -> str:
     n = mpitest.NRANKS[impl]
-    return mpitest.run([*mpitest.launcher(impl, n), program(impl, name)], timeout=240).stdout
+    return mpitest.run([*mpitest.launcher(impl, n), program(impl, name)], cwd=workdir,
+                       timeout=240).stdout
 
 
 def run_profiled(impl: str, name: str, outdir: Path):
+    """Run in outdir (the programs may write scratch files there)."""
     n = mpitest.NRANKS[impl]
     proc = mpitest.run(mpitest.mpiscope_cmd("run", "--mpi", impl, "--dir", str(outdir), "--",
                                             *mpitest.launcher(impl, n), program(impl, name)),
-                       timeout=240)
+                       cwd=outdir, timeout=240)
     paths = re.findall(r"mpiscope: profile: (\S+)", proc.stderr)
     assert len(paths) == 1, f"expected one profile, stderr:\n{proc.stderr}"
     return read(paths[0]), proc.stdout
@@ -171,8 +173,57 @@ def test_binding_counts_exactly_once(impl, nranks, binding, tmp_path_factory):
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
-def test_binding_results_unchanged_by_runtime(impl, binding, tmp_path_factory):
-    plain = run_plain(impl, f"fortran_{binding}")
+def test_binding_results_unchanged_by_runtime(impl, binding, tmp_path, tmp_path_factory):
+    plain = run_plain(impl, f"fortran_{binding}", tmp_path)
     _, with_runtime = profiled(impl, f"fortran_{binding}", tmp_path_factory)
     assert f"fortran_{binding}: all checks passed" in plain
     assert with_runtime == plain
+
+
+# --- one or a few calls of every family, through mpif.h and mpi_f08 ------------
+
+def expected_family_calls(nranks: int) -> dict[str, list[int]]:
+    """Calls per rank of fortran_families_*.f90 (and fortran_families_twin.c)."""
+    once = ("MPI_Send_init MPI_Recv_init MPI_Iprobe MPI_Mprobe MPI_Mrecv MPI_Improbe MPI_Imrecv "
+            "MPI_Test MPI_Testall MPI_Testany MPI_Testsome MPI_Issend MPI_Waitsome MPI_Ssend "
+            "MPI_Sendrecv_replace MPI_Reduce MPI_Scatter MPI_Allgather MPI_Alltoall "
+            "MPI_Alltoallv MPI_Alltoallw MPI_Gatherv MPI_Reduce_scatter_block MPI_Scan "
+            "MPI_Exscan MPI_Ibarrier MPI_Iallreduce MPI_Ialltoallw MPI_Cart_create "
+            "MPI_Neighbor_allgather MPI_Dist_graph_create_adjacent MPI_Neighbor_alltoall "
+            "MPI_Neighbor_alltoallw MPI_Comm_dup MPI_Comm_group MPI_Group_incl MPI_Comm_create "
+            "MPI_Comm_split_type MPI_Win_allocate MPI_Put MPI_Win_free MPI_File_set_view "
+            "MPI_File_write_at_all MPI_File_read_at MPI_Barrier MPI_Gather MPI_Comm_rank "
+            "MPI_Comm_size MPI_Init MPI_Finalize").split()
+    calls = {name: [1] * nranks for name in once}
+    more = {"MPI_Startall": 2, "MPI_Waitall": 2, "MPI_Start": 2, "MPI_Wait": 9,
+            "MPI_Request_free": 2, "MPI_Isend": 3, "MPI_Probe": 2, "MPI_Recv": 3,
+            "MPI_Group_free": 2, "MPI_Win_fence": 3, "MPI_Get": 2, "MPI_File_open": 2,
+            "MPI_File_close": 2}
+    calls.update({name: [k] * nranks for name, k in more.items()})
+    calls["MPI_Comm_free"] = [5] + [4] * (nranks - 1)     # rank 0 also frees its Comm_create result
+    calls["MPI_File_delete"] = [1] + [0] * (nranks - 1)
+    return calls
+
+
+@pytest.mark.parametrize("binding", ("mpifh", "f08"))
+def test_every_family_counts_exactly_once(impl, nranks, binding, tmp_path, tmp_path_factory):
+    name = f"fortran_families_{binding}"
+    prof, out = profiled(impl, name, tmp_path_factory)
+    assert f"{name}: all checks passed" in out
+    calls = calls_by_rank(prof)
+    want = expected_family_calls(nranks)
+    unwrapped = sorted(set(want) - LIFECYCLE - set(calls))
+    assert not unwrapped, f"called but not in the runtime's list: {unwrapped}"
+    for fname, per_rank in calls.items():
+        expect = want.get(fname, [0] * nranks)
+        if fname in LIFECYCLE:
+            assert all(g in (0, e) for g, e in zip(per_rank.tolist(), expect)), fname
+        else:
+            assert per_rank.tolist() == expect, f"{fname}: {per_rank.tolist()} != {expect}"
+
+    ref, ref_out = profiled(impl, "fortran_families_twin", tmp_path_factory)
+    assert func_records(prof) == func_records(ref)
+    assert hist_records(prof) == hist_records(ref)
+    assert peer_table(prof) == peer_table(ref)
+    assert comparable(out) == comparable(ref_out)
+    assert run_plain(impl, name, tmp_path) == out

@@ -24,7 +24,7 @@ program fortran_f08
   type(MPI_Comm) :: sub
   type(MPI_Datatype) :: stype, rtype, types(2)
   integer :: ring_send(100), ring_recv(100), bc(32), line_send(8), line_recv(8)
-  integer :: any_send(4), any_recv(4, 2), sub_send(16), sub_recv(16)
+  integer :: any_send(4), sub_send(16), sub_recv(16)
   type(MPI_Status) :: status, statuses(4)
   type(MPI_Request) :: reqs(4)
   integer :: blocklens(2), seen(4), idxs(4)
@@ -32,7 +32,11 @@ program fortran_f08
   integer(kind=MPI_ADDRESS_KIND) :: disps(2)
   integer, volatile :: bot_isend(3), bot_irecv(3)
   double precision, volatile :: bot_dsend(2), bot_drecv(2)
-  double precision :: halo_send(50), halo_left(50), halo_right(50), red(10)
+  double precision :: halo_send(50), red(10)
+  ! volatile: written by MPI after the call that names them returns (nonblocking,
+  ! persistent, one-sided), which an optimising compiler must not assume away
+  double precision, volatile :: halo_left(50), halo_right(50)
+  integer, volatile :: any_recv(4, 2)
   double precision :: check, checks(1024)
   logical :: ok
 

@@ -12,11 +12,14 @@ program fortran_families_f08
   use mpi_f08
   use iso_c_binding, only: c_ptr, c_associated
   implicit none
-  integer :: rank, nprocs, left, right, i, n, idx, outcount, val, total
+  integer :: rank, nprocs, left, right, i, idx, outcount, total
   type(MPI_Request) :: preq(2), req, req2, reqs(2)
   type(MPI_Message) :: msg
   type(MPI_Status) :: status, statuses(2)
-  integer :: sbuf(10), rbuf(10), pbuf(3), qbuf(3), indices(2), nbr(2), sbuf2(2), rbuf2(2)
+  integer :: sbuf(10), pbuf(3), indices(2), nbr(2), sbuf2(2), rbuf2(2)
+  ! volatile: written by MPI after the call that names them returns (nonblocking,
+  ! persistent, one-sided), which an optimising compiler must not assume away
+  integer, volatile :: rbuf(10), qbuf(3), val, n
   type(MPI_Comm) :: cart, dgraph, dup, c0, node
   type(MPI_Group) :: grp, grp0
   type(MPI_Win) :: win
@@ -26,7 +29,8 @@ program fortran_families_f08
   integer(kind=MPI_ADDRESS_KIND) :: disp2(2), winsize, tdisp
   type(c_ptr) :: baseptr
   integer(kind=MPI_OFFSET_KIND) :: off
-  integer, allocatable :: sc(:), ag(:), a2a(:), b2a(:), cnts(:), dsp(:), bdsp(:)
+  integer, allocatable :: sc(:), ag(:), a2a(:), cnts(:), dsp(:), bdsp(:)
+  integer, allocatable, volatile :: b2a(:)
   type(MPI_Datatype), allocatable :: types(:)
   integer, allocatable :: gv(:), rsb(:)
   logical :: flag, ok, periods(1)

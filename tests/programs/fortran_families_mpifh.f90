@@ -11,14 +11,19 @@
 program fortran_families_mpifh
   implicit none
   include 'mpif.h'
-  integer :: ierr, rank, nprocs, left, right, i, n, idx, outcount, val, total
+  integer :: ierr, rank, nprocs, left, right, i, idx, outcount, total
   integer :: preq(2), req, req2, reqs(2), msg, status(MPI_STATUS_SIZE), statuses(MPI_STATUS_SIZE, 2)
-  integer :: sbuf(10), rbuf(10), pbuf(3), qbuf(3), indices(2), nbr(2), sbuf2(2), rbuf2(2)
+  integer :: sbuf(10), pbuf(3), indices(2), nbr(2), sbuf2(2), rbuf2(2)
+  ! volatile: written by MPI after the call that names them returns (nonblocking,
+  ! persistent, one-sided), which an optimising compiler must not assume away
+  integer, volatile :: rbuf(10), qbuf(3), val, n
   integer :: cart, dgraph, dup, grp, grp0, c0, node, win, fh
   integer :: cnt2(2), typ2(2), srcs(1), dsts(1), iob(4), rdb(4), zero(1)
   integer(kind=MPI_ADDRESS_KIND) :: disp2(2), winsize, tdisp, baseptr
   integer(kind=MPI_OFFSET_KIND) :: off
-  integer, allocatable :: sc(:), ag(:), a2a(:), b2a(:), cnts(:), dsp(:), bdsp(:), types(:)
+  integer, allocatable :: sc(:), ag(:), a2a(:), cnts(:), dsp(:), bdsp(:)
+  integer, allocatable, volatile :: b2a(:)
+  integer, allocatable :: types(:)
   integer, allocatable :: gv(:), rsb(:)
   logical :: flag, ok, periods(1)
   double precision :: check, checks(1024)
