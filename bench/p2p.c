@@ -120,7 +120,8 @@ int main(int argc, char **argv)
     };
     bench_init(&argc, &argv, "p2p", &defaults, opts);
     if (bench_size < 2) bench_die("p2p needs at least 2 ranks");
-    if (max_pairs < 1 || 2 * max_pairs > bench_size)
+    if (max_pairs < 1) bench_die("--pairs %d: at least 1 pair is needed", max_pairs);
+    if (2 * max_pairs > bench_size)
         bench_die("--pairs %d needs %d ranks, the run has %d", max_pairs, 2 * max_pairs,
                   bench_size);
     const char *names[2] = {"on-node", "off-node"};

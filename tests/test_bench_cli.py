@@ -65,6 +65,13 @@ def test_off_node_pairs_on_one_machine(impl, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_zero_pairs_and_zero_timeout(tmp_path):
+    assert_one_line_error(bench(tmp_path, "p2p", "--pairs", "0", "--", "mpirun.openmpi", "-n", "2"),
+                          "--pairs 0: at least 1 pair is needed")
+    assert_one_line_error(bench(tmp_path, "p2p", "--timeout", "0", "--", "mpirun.openmpi", "-n", "2"),
+                          "--timeout 0: must be more than 0 seconds")
+
+
 def test_launcher_not_found(tmp_path):
     proc = bench(tmp_path, "p2p", "--mpi", "openmpi", "--", "no-such-mpirun", "-n", "2")
     assert_one_line_error(proc, "launcher 'no-such-mpirun' not found")

@@ -97,6 +97,8 @@ def _check_pairs(kern: K.Kernel, given: dict, launcher: list[str]) -> None:
     from .driver import ranks_in
     n = ranks_in(launcher)
     pairs = given.get("pairs")
+    if pairs is not None and pairs < 1:
+        raise UserError(f"--pairs {pairs}: at least 1 pair is needed")
     if kern.name == "p2p" and pairs is not None and n is not None and 2 * pairs > n:
         raise UserError(f"--pairs {pairs} needs {2 * pairs} ranks, the launcher starts {n}")
 
@@ -116,6 +118,8 @@ def _make_kernel_command(kern: K.Kernel):
     def command(ctx: typer.Context, **values):
         launcher = list(ctx.args)
         from . import driver
+        if values["timeout"] <= 0:
+            raise UserError(f"--timeout {values['timeout']:g}: must be more than 0 seconds")
         impl = driver.resolve_impl(launcher, values.pop("mpi"))
         args, given = _kernel_args(kern, values)
         _check_pairs(kern, given, launcher)
