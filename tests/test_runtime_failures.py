@@ -18,34 +18,35 @@ def _lines_naming(text: str, word: str) -> list[str]:
     return [line for line in text.splitlines() if word in line]
 
 
-@pytest.mark.parametrize("name,value", [("MPISCOPE_MODE", "bogus"), ("MPISCOPE_SYNC", "maybe")])
-def test_bad_setting_warns_once_and_uses_default(runner, impl, name, value):  # noqa: F811
-    run = runner.run(impl, "p2p_blocking", how="preload", env={name: value})
+BAD_SETTINGS = {"MPISCOPE_MODE": "bogus", "MPISCOPE_SYNC": "maybe"}
+
+
+def test_bad_settings_warn_once_each_and_use_defaults(runner, impl):  # noqa: F811
+    run = runner.run(impl, "p2p_blocking", how="preload", env=BAD_SETTINGS)
     plain = runner.run(impl, "p2p_blocking", how="plain")
     run.assert_ok()
     assert run.results == plain.results
-    warnings = _lines_naming(run.stderr, name)
-    assert len(warnings) == 1, run.stderr
-    assert "warning" in warnings[0] and value in warnings[0]
+    for name, value in BAD_SETTINGS.items():
+        warnings = _lines_naming(run.stderr, name)
+        assert len(warnings) == 1, run.stderr
+        assert "warning" in warnings[0] and value in warnings[0]
     prof = run.profile
     assert prof.mode == "full" and not prof.flags & fmt.FLAG_SYNC
-    assert setting(prof, name.removeprefix("MPISCOPE_")) in {"MPISCOPE_MODE": ("full", 0),
-                                                           "MPISCOPE_SYNC": (0, False, "0")}[name]
+    assert setting(prof, "MODE") in ("full", 0)
+    assert setting(prof, "SYNC") in (0, False, "0")
     assert_profile(prof, p2p_blocking(prof.nranks, {}))
 
 
-def _unwritable_dirs(tmp_path) -> dict:
-    blocker = tmp_path / "a-file"
-    blocker.write_text("not a directory\n")
-    # /proc refuses new files even to root (a chmod'ed directory would not).
-    return {"under-a-file": str(blocker / "sub"), "read-only": "/proc"}
-
-
-@pytest.mark.parametrize("where", ["under-a-file", "read-only"])
-@pytest.mark.parametrize("program,code", [("p2p_blocking", 0), ("exit_code", 3)])
-def test_unwritable_dir_warns_and_keeps_exit_code(runner, impl, tmp_path, where, program,
-                                                  code):  # noqa: F811
-    outdir = _unwritable_dirs(tmp_path)[where]
+@pytest.mark.parametrize("program,code,where", [("p2p_blocking", 0, "under-a-file"),
+                                                 ("exit_code", 3, "read-only")])
+def test_unwritable_dir_warns_and_keeps_exit_code(runner, impl, tmp_path, program, code,
+                                                  where):  # noqa: F811
+    if where == "under-a-file":
+        blocker = tmp_path / "a-file"
+        blocker.write_text("not a directory\n")
+        outdir = str(blocker / "sub")
+    else:
+        outdir = "/proc"  # refuses new files even to root (a chmod'ed directory would not)
     run = runner.run(impl, program, how="preload", env={"MPISCOPE_DIR": outdir})
     plain = runner.run(impl, program, how="plain")
     assert (run.rc, plain.rc) == (code, code), run.stderr
