@@ -213,6 +213,20 @@ def fortran_symbols(fn: Function, impl: str) -> list[str]:
     raise ValueError(f"unknown MPI implementation {impl!r}")
 
 
+# Kinds converted by one expression: (Fortran parameter, C argument) templates.
+SIMPLE = {
+    "buf": ("void *{n}", "mpiscope_f_buf({n})"),
+    "rawptr": ("void *{n}", "{n}"),
+    "int": ("MPI_Fint *{n}", "(int)*{n}"),
+    "weights": ("MPI_Fint *{n}", "mpiscope_f_weights({n})"),
+    "deref": ("{t} *{n}", "*{n}"),
+    "status": ("MPI_Fint *{n}",
+               "MPISCOPE_F_IS_STATUS_IGNORE({n}) ? MPI_STATUS_IGNORE : (MPI_Status *){n}"),
+    "statuses": ("MPI_Fint *{n}",
+                 "MPISCOPE_F_IS_STATUSES_IGNORE({n}) ? MPI_STATUSES_IGNORE : (MPI_Status *){n}"),
+}
+
+
 def emit_function(fn: Function, impl: str) -> tuple[str | None, str | None]:
     """(C code, None) for a wrapper, or (None, reason) if it cannot be generated."""
     kinds = [classify(fn, i) for i in range(len(fn.params))]
@@ -231,15 +245,10 @@ def emit_function(fn: Function, impl: str) -> tuple[str | None, str | None]:
         if k == "argv":
             cargs.append("NULL")
             continue
-        if k == "buf":
-            fargs.append(f"void *{n}")
-            cargs.append(f"mpiscope_f_buf({n})")
-        elif k == "rawptr":
-            fargs.append(f"void *{n}")
-            cargs.append(n)
-        elif k == "int":
-            fargs.append(f"MPI_Fint *{n}")
-            cargs.append(f"(int)*{n}")
+        if k in SIMPLE:
+            ftmpl, ctmpl = SIMPLE[k]
+            fargs.append(ftmpl.format(n=n, t=p.ctype))
+            cargs.append(ctmpl.format(n=n))
         elif k in ("pass", "index", "outcount", "indices"):
             base = p.ctype.split(" [")[0].split(" *")[0]
             ftype = "MPI_Fint" if base == "int" else base
@@ -252,18 +261,6 @@ def emit_function(fn: Function, impl: str) -> tuple[str | None, str | None]:
                 outc = next(q.name for q, kk in zip(fn.params, kinds) if kk == "outcount")
                 post.append(f"if (rc == MPI_SUCCESS && *{outc} != MPI_UNDEFINED)")
                 post.append(f"    for (int i = 0; i < *{outc}; i++) {n}[i] += MPISCOPE_F_INDEX_BASE;")
-        elif k == "weights":
-            fargs.append(f"MPI_Fint *{n}")
-            cargs.append(f"mpiscope_f_weights({n})")
-        elif k == "deref":
-            fargs.append(f"{p.ctype} *{n}")
-            cargs.append(f"*{n}")
-        elif k == "status":
-            fargs.append(f"MPI_Fint *{n}")
-            cargs.append(f"MPISCOPE_F_IS_STATUS_IGNORE({n}) ? MPI_STATUS_IGNORE : (MPI_Status *){n}")
-        elif k == "statuses":
-            fargs.append(f"MPI_Fint *{n}")
-            cargs.append(f"MPISCOPE_F_IS_STATUSES_IGNORE({n}) ? MPI_STATUSES_IGNORE : (MPI_Status *){n}")
         elif k == "string":
             fargs.append(f"char *{n}")
             hidden.append(f"mpiscope_flen_t {n}_len")
