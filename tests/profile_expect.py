@@ -210,6 +210,29 @@ def assert_rank_sanity(prof, threads: int = 1, sync: bool = False) -> None:
     assert np.all(r["overflow"] == 0)
     assert list(r["threads"]) == [threads] * prof.nranks
     f = prof.funcs
+    P = prof.nranks
+    kinds = np.array(prof.function_kinds)[f["func"]] if len(f) else np.zeros(0, str)
+
+    def per_rank(mask):
+        return np.bincount(f["rank"][mask], weights=f["time"][mask], minlength=P)
+
+    # Rank totals are the sums of their function records: all, "wait" kind, "sync" kind.
+    everything = np.ones(len(f), bool)
+    assert np.allclose(per_rank(everything), r["mpi"], rtol=1e-9, atol=1e-12)
+    assert np.allclose(per_rank(kinds == "wait"), r["wait"], rtol=1e-9, atol=1e-12)
+    assert np.allclose(per_rank(kinds == "sync"), r["sync"], rtol=1e-9, atol=1e-12)
+    # A histogrammed function's buckets hold all its calls and all its time.
+    h = prof.hist
+    hkey = {}
+    for rec in h:
+        k = (int(rec["rank"]), int(rec["func"]), int(rec["region"]))
+        c, t = hkey.get(k, (0, 0.0))
+        hkey[k] = (c + int(rec["count"]), t + float(rec["time"]))
+    for rec in f:
+        k = (int(rec["rank"]), int(rec["func"]), int(rec["region"]))
+        if k in hkey:
+            assert hkey[k][0] == int(rec["calls"]), k
+            assert np.isclose(hkey[k][1], float(rec["time"]), rtol=1e-9, atol=1e-12), k
     calls = f["calls"].astype(np.float64)
     assert np.all(f["calls"] > 0)
     assert np.all(f["time_min"] >= 0) and np.all(f["time_min"] <= f["time_max"])

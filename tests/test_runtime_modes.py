@@ -110,13 +110,7 @@ def test_sync_records_barrier_time_without_changing_counts(runner, impl):  # noq
         e.call(rank, f"{func}:sync", calls=calls, region=region)
         assert kinds[f"{func}:sync"] == "sync"
     assert_profile(prof, e)
-    assert_rank_sanity(prof, sync=True)
-    # rank.sync is the sum of the `:sync` records' time.
-    sync_fids = [i for i, k in enumerate(prof.function_kinds) if k == "sync"]
-    t = np.zeros(prof.nranks)
-    sel = np.isin(prof.funcs["func"], sync_fids)
-    np.add.at(t, prof.funcs["rank"][sel].astype(np.int64), prof.funcs["time"][sel])
-    assert np.allclose(t, prof.ranks["sync"], rtol=1e-6, atol=1e-9)
+    assert_rank_sanity(prof, sync=True)  # rank.sync = the `:sync` records' time, > 0
 
 
 def test_no_sync_records_by_default(runner, impl):  # noqa: F811
