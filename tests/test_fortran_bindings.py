@@ -11,6 +11,7 @@ same results with and without the runtime.
 from __future__ import annotations
 
 import re
+import shutil
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -227,3 +228,26 @@ def test_every_family_counts_exactly_once(impl, nranks, binding, tmp_path, tmp_p
     assert peer_table(prof) == peer_table(ref)
     assert comparable(out) == comparable(ref_out)
     assert run_plain(impl, name, tmp_path) == out
+
+
+# --- linked with -lmpiscope instead of preloaded --------------------------------
+
+@pytest.mark.parametrize("binding", ("mpifh", "f08"))
+def test_linked_program_counts_like_preloaded(impl, nranks, binding, tmp_path, tmp_path_factory):
+    """`mpif90 app.f90 -lmpiscope`: the Fortran symbols bind to libmpiscope at link time."""
+    src = mpitest.REPO / "tests" / "programs" / f"fortran_{binding}.f90"
+    libdir = native.runtime_library(impl).parent
+    exe = tmp_path / f"linked_{binding}"
+    fc = shutil.which(f"mpif90.{impl}") or "mpif90"
+    mpitest.run([fc, "-O2", "-fallow-argument-mismatch", "-w",
+                 "-J", str(tmp_path), str(src), f"-L{libdir}", "-lmpiscope",
+                 f"-Wl,-rpath,{libdir}", "-o", str(exe)], cwd=tmp_path, timeout=120)
+    proc = mpitest.run([*mpitest.launcher(impl, nranks), *(["-x", "MPISCOPE_DIR"]
+                        if impl == "openmpi" else []), str(exe)],
+                       cwd=tmp_path, env={"MPISCOPE_DIR": str(tmp_path)}, timeout=240)
+    assert f"fortran_{binding}: all checks passed" in proc.stdout
+    [path] = tmp_path.glob("*.mpiscope")
+    linked = read(path)
+    preloaded, _ = profiled(impl, f"fortran_{binding}", tmp_path_factory)
+    assert func_records(linked) == func_records(preloaded)
+    assert peer_table(linked) == peer_table(preloaded)
