@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import struct
 
 import numpy as np
@@ -205,7 +206,7 @@ def test_good_file_reads_back_exactly(tmp_path):
 def test_unknown_section_kind_is_skipped(tmp_path):
     meta = testing.default_meta(["MPI_Send"])
     ranks = np.zeros(1, fmt.RANK)
-    sections = {fmt.SEC_META: testing.json.dumps(meta).encode(), 99: b"future data!",
+    sections = {fmt.SEC_META: json.dumps(meta).encode(), 99: b"future data!",
                 fmt.SEC_RANKS: ranks}
     path = tmp_path / "future.mpiscope"
     path.write_bytes(testing.encode(sections, nranks=1))
