@@ -66,13 +66,6 @@ def test_field_matches_numpy_reference(impl, nranks, grid, points):
     assert float(result_fields(line)["sum"]) == pytest.approx(ref.sum(), abs=ref.size * 2.0 ** -32)
 
 
-def test_five_halo_strategies_same_checksum(impl, nranks):
-    args = ("--grid", "45x31", "--points", "9", "--steps", "8")
-    lines = {h: result(impl, nranks, "stencil", *args, "--halo", h) for h in HALOS}
-    serial = result(impl, 1, "stencil", *args)
-    assert set(lines.values()) == {serial}, lines
-
-
 def test_3d_halo_strategies_and_decompositions_agree(impl, nranks):
     args = ("--grid", "10x9x8", "--points", "27", "--steps", "4")
     serial = result(impl, 1, "stencil", *args)
@@ -119,12 +112,14 @@ def test_rank0_and_mpiio_write_the_same_file(impl, nranks, tmp_path):
     (("--steps",), "option --steps needs a value"),
     (("--frobnicate",), "unknown option '--frobnicate'"),
 ])
-def test_bad_input_is_one_line_error(impl, nranks, args, message):
+def test_bad_input_is_one_line_error(impl, args, message):
+    nranks = 2  # the error path is the same at any size; keep it cheap
     proc = run_app(impl, nranks, "stencil", *args, check=False)
     assert_one_line_error(proc, "stencil", message)
 
 
-def test_existing_output_file_is_not_overwritten(impl, nranks, tmp_path):
+def test_existing_output_file_is_not_overwritten(impl, tmp_path):
+    nranks = 2
     out = tmp_path / "keep.dat"
     out.write_bytes(b"precious")
     proc = run_app(impl, nranks, "stencil", "--grid", "16x16", "--steps", "2", "--io", "mpiio",
@@ -133,7 +128,8 @@ def test_existing_output_file_is_not_overwritten(impl, nranks, tmp_path):
     assert out.read_bytes() == b"precious"
 
 
-def test_bad_rank_order_file(impl, nranks, tmp_path):
+def test_bad_rank_order_file(impl, tmp_path):
+    nranks = 2
     order = tmp_path / "order"
     order.write_text("0," * nranks + "\n")  # rank 0 repeated: not a permutation
     proc = run_app(impl, nranks, "stencil", "--rank-order", order, check=False)
@@ -170,13 +166,13 @@ def _procs(nranks: int) -> tuple[int, int]:
     return (2, nranks // 2) if nranks > 1 else (1, 1)
 
 
-def test_halo_strategies_same_peer_traffic_in_profile(impl, nranks, tmp_path):
+def test_halo_strategies_same_peer_traffic_and_checksum(impl, nranks, tmp_path):
     grid, steps, procs = (36, 28), 5, _procs(nranks)
     msgs, nbytes = expected_halo_traffic(grid, procs, steps)
     lines = set()
     for halo in HALOS:
         prof, line = profiled(impl, nranks, "stencil", "--grid", "36x28", "--steps", steps,
-                              "--procs", "x".join(map(str, procs)), "--halo", halo,
+                              "--points", 9, "--procs", "x".join(map(str, procs)), "--halo", halo,
                               outdir=tmp_path / halo)
         lines.add(line)
         np.testing.assert_array_equal(peer_matrix(prof, "msgs"), msgs, err_msg=halo)
@@ -184,7 +180,9 @@ def test_halo_strategies_same_peer_traffic_in_profile(impl, nranks, tmp_path):
         # All point-to-point traffic is in the halo region.
         sent = per_rank(prof, "bytes_sent", kind="p2p", region="halo")
         np.testing.assert_array_equal(sent, nbytes.sum(axis=1), err_msg=halo)
-    assert len(lines) == 1
+    # ... and the same RESULT line as one rank computing the whole grid.
+    assert lines == {result(impl, 1, "stencil", "--grid", "36x28", "--steps", steps,
+                            "--points", 9)}
 
 
 def test_rank_order_file_permutes_the_measured_traffic(impl, nranks, tmp_path):

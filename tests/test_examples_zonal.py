@@ -46,7 +46,8 @@ def test_variants_and_decompositions_agree_with_reference(impl, nranks):
     (("--work", "-1"), "--work must be an integer"),
     (("--frobnicate",), "unknown option '--frobnicate'"),
 ])
-def test_bad_input_is_one_line_error(impl, nranks, args, message):
+def test_bad_input_is_one_line_error(impl, args, message):
+    nranks = 2  # the error path is the same at any size; keep it cheap
     proc = run_app(impl, nranks, "zonal", *args, check=False)
     assert_one_line_error(proc, "zonal", message)
 
