@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import subprocess
 import time
@@ -303,6 +304,27 @@ class Run:
         return read(files[0])
 
 
+HUNG = -999  # Run.rc of a launch killed after its timeout
+
+
+def run_killable(cmd: list, cwd, env: dict, timeout: float) -> tuple[int, str, str]:
+    """Run cmd in its own session; after ``timeout`` seconds kill the whole session
+    (the launcher and every rank, which a plain subprocess timeout would leave
+    spinning) and return rc HUNG."""
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return proc.returncode, out, err
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = proc.communicate()
+        return HUNG, out, err + f"\n[killed after {timeout} s: hung]\n"
+
+
 def program_path(impl: str, name: str) -> str:
     return str(native.program(impl, f"tests/{name}"))
 
@@ -349,9 +371,8 @@ class Runner:
         else:
             raise ValueError(how)
         start = time.monotonic()
-        proc = subprocess.run(cmd, cwd=rundir, env=mpitest.mpi_env(run_env), capture_output=True,
-                              text=True, timeout=timeout)
-        run = Run(impl, program, n, cmd, proc.returncode, proc.stdout, proc.stderr,
+        rc, out, err = run_killable(cmd, rundir, mpitest.mpi_env(run_env), timeout)
+        run = Run(impl, program, n, cmd, rc, out, err,
                   Path(outdir) if outdir and how == "mpiscope" else rundir,
                   time.monotonic() - start)
         self.cache[key] = run

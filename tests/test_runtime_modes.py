@@ -10,7 +10,7 @@ import pytest
 
 from mpiscope import format as fmt
 from mpiscope import native, read
-from profile_expect import (Expect, assert_one_node, assert_profile, assert_rank_sanity,
+from profile_expect import (HUNG, Expect, assert_one_node, assert_profile, assert_rank_sanity,
                             observed_funcs, region_name, runner, setting)  # noqa: F401  (fixture)
 from test_runtime_collectives import coll_blocking
 from test_runtime_p2p import p2p_blocking
@@ -111,6 +111,28 @@ def test_sync_records_barrier_time_without_changing_counts(runner, impl):  # noq
         assert kinds[f"{func}:sync"] == "sync"
     assert_profile(prof, e)
     assert_rank_sanity(prof, sync=True)  # rank.sync = the `:sync` records' time, > 0
+
+
+def nbx(P: int, polls: dict) -> Expect:
+    e = Expect(P)
+    for r in range(P):
+        if r > 0:
+            e.call(r, "MPI_Issend", 8).msg(r, r - 1, 8)
+        if r < P - 1:
+            e.call(r, "MPI_Recv", recv=8)
+        e.call(r, "MPI_Ibarrier").poll(r, "MPI_Iprobe", polls).poll(r, "MPI_Test", polls)
+    return e
+
+
+def test_sync_never_blocks_a_nonblocking_collective(runner, impl):  # noqa: F811
+    """MPISCOPE_SYNC=1 times barriers before blocking collectives only: a barrier
+    before MPI_Ibarrier would deadlock the NBX exchange (tests/programs/nbx.c)."""
+    run = runner.run(impl, "nbx", sync=True, timeout=45)
+    assert run.rc != HUNG, "nbx hung under MPISCOPE_SYNC=1 (a blocking barrier before MPI_Ibarrier?)"
+    run.assert_ok()
+    prof = run.profile
+    assert prof.flags & fmt.FLAG_SYNC
+    assert_profile(prof, nbx(prof.nranks, run.polls))
 
 
 def test_no_sync_records_by_default(runner, impl):  # noqa: F811
