@@ -97,6 +97,16 @@ uint32_t mpiscope_comms_overflow(void)
         memset(&(tab)[hole], 0, sizeof (tab)[hole]);                            \
     } while (0)
 
+/* Index of key in an open-addressing table: its slot, or the empty slot where
+ * it would go. */
+#define MPISCOPE_PROBE(tab, mask, key)                                          \
+    __extension__({                                                             \
+        uint32_t i_ = hash64(key) & (mask);                                     \
+        while ((tab)[i_].key != 0 && (tab)[i_].key != (key))                    \
+            i_ = (i_ + 1) & (mask);                                             \
+        i_;                                                                     \
+    })
+
 static mpiscope_comm_slot_t *comm_build(uint64_t key, MPI_Comm comm, uint32_t i)
 {
     int inter = 0, n = 0;
@@ -142,9 +152,7 @@ int mpiscope_comm_translate(MPI_Comm comm, int rank)
     uint64_t key = MPISCOPE_HKEY(comm);
     int out = -1;
     mpiscope_lock();
-    uint32_t i = hash64(key) & comms_mask;
-    while (comms_tab[i].key != 0 && comms_tab[i].key != key)
-        i = (i + 1) & comms_mask;
+    uint32_t i = MPISCOPE_PROBE(comms_tab, comms_mask, key);
     mpiscope_comm_slot_t *s = comms_tab[i].key == key ? &comms_tab[i] : NULL;
     if (!s) {
         if (comms_count >= comms_max)
@@ -166,9 +174,7 @@ void mpiscope_comm_forget(MPI_Comm comm)
         return;
     uint64_t key = MPISCOPE_HKEY(comm);
     mpiscope_lock();
-    uint32_t i = hash64(key) & comms_mask;
-    while (comms_tab[i].key != 0 && comms_tab[i].key != key)
-        i = (i + 1) & comms_mask;
+    uint32_t i = MPISCOPE_PROBE(comms_tab, comms_mask, key);
     if (comms_tab[i].key == key) {
         free(comms_tab[i].world);
         MPISCOPE_DELETE(comms_tab, comms_mask, i);
@@ -234,9 +240,7 @@ void mpiscope_req_add(MPI_Request req, int peer, uint64_t bytes, int is_send)
         return;
     uint64_t key = MPISCOPE_HKEY(req);
     mpiscope_lock();
-    uint32_t i = hash64(key) & reqs_mask;
-    while (reqs_tab[i].key != 0 && reqs_tab[i].key != key)
-        i = (i + 1) & reqs_mask;
+    uint32_t i = MPISCOPE_PROBE(reqs_tab, reqs_mask, key);
     if (reqs_tab[i].key == 0 && reqs_count >= reqs_max) {
         comms_overflow_bits |= MPISCOPE_OVF_REQUESTS;
     } else {
@@ -254,9 +258,7 @@ void mpiscope_req_start(mpiscope_call_t *c, MPI_Request req)
     uint64_t key = MPISCOPE_HKEY(req);
     mpiscope_req_slot_t found = {0, -1, 0, 0};
     mpiscope_lock();
-    uint32_t i = hash64(key) & reqs_mask;
-    while (reqs_tab[i].key != 0 && reqs_tab[i].key != key)
-        i = (i + 1) & reqs_mask;
+    uint32_t i = MPISCOPE_PROBE(reqs_tab, reqs_mask, key);
     if (reqs_tab[i].key == key)
         found = reqs_tab[i];
     mpiscope_unlock();
@@ -277,9 +279,7 @@ void mpiscope_req_forget(MPI_Request req)
         return;
     uint64_t key = MPISCOPE_HKEY(req);
     mpiscope_lock();
-    uint32_t i = hash64(key) & reqs_mask;
-    while (reqs_tab[i].key != 0 && reqs_tab[i].key != key)
-        i = (i + 1) & reqs_mask;
+    uint32_t i = MPISCOPE_PROBE(reqs_tab, reqs_mask, key);
     if (reqs_tab[i].key == key) {
         MPISCOPE_DELETE(reqs_tab, reqs_mask, i);
         reqs_count--;

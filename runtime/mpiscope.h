@@ -216,6 +216,7 @@ unsigned mpiscope_regions_count(void);                  /* slots in use, includi
 void mpiscope_region_info(unsigned slot, uint64_t *id, uint64_t *parent, uint32_t *depth,
                           uint64_t *entries, uint64_t *ticks, const char **name);
 uint32_t mpiscope_regions_overflow(void);
+uint64_t mpiscope_region_id(unsigned slot);                /* 0 for slot 0 */
 
 /* iofiles.c */
 void mpiscope_io_file_opened(MPI_Comm comm, const char *filename, MPI_File fh);
@@ -270,6 +271,10 @@ int mpiscope_open_output(mpiscope_final_t *f, MPI_File *fh, char *path, size_t c
 int mpiscope_write_pieces(mpiscope_final_t *f, MPI_File fh, const uint64_t *off, const uint64_t *len,
                           const void *const *ptr, int n);
 void mpiscope_write_summary(mpiscope_final_t *f);
+void mpiscope_header_fill(mpiscope_final_t *f, mpiscope_header_t *h, uint32_t mode, uint32_t nsections,
+                          uint32_t any_overflow, uint64_t file_bytes);
+void mpiscope_finish_file(mpiscope_final_t *f, MPI_File *fh, const char *path, const uint64_t *off,
+                          const uint64_t *len, const void *const *ptr, int n);
 void mpiscope_named_sets(mpiscope_final_t *f, uint64_t named_total, uint64_t io_total,
                          mpiscope_set_t *regions, mpiscope_set_t *iofiles);
 void mpiscope_rank_totals(mpiscope_final_t *f, double *mpi, double *wait, double *sync);

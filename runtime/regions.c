@@ -154,6 +154,11 @@ void mpiscope_region_info(unsigned slot, uint64_t *id, uint64_t *parent, uint32_
     *name = r->name;
 }
 
+uint64_t mpiscope_region_id(unsigned slot)
+{
+    return slot && regions && slot < regions_used ? regions[slot].id : 0;
+}
+
 uint32_t mpiscope_regions_overflow(void)
 {
     return regions_overflow_bits;

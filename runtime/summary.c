@@ -37,15 +37,6 @@ static long find_key(const mpiscope_set_t *s, uint64_t a, uint64_t b)
     return -1;
 }
 
-static uint64_t slot_region(unsigned slot)
-{
-    uint64_t id, parent, entries, ticks;
-    uint32_t depth;
-    const char *name;
-    mpiscope_region_info(slot, &id, &parent, &depth, &entries, &ticks, &name);
-    return id;
-}
-
 void mpiscope_write_summary(mpiscope_final_t *f)
 {
     mpiscope_thread_t *t = f->t;
@@ -55,7 +46,7 @@ void mpiscope_write_summary(mpiscope_final_t *f)
     mpiscope_entry_t *fk = calloc(t->nused + 1, sizeof *fk);
     for (uint32_t u = 0; u < t->nused; u++) {
         uint32_t i = t->used[u];
-        fk[u] = (mpiscope_entry_t){i / mpiscope_nslots, slot_region(i % mpiscope_nslots), NULL, 0};
+        fk[u] = (mpiscope_entry_t){i / mpiscope_nslots, mpiscope_region_id(i % mpiscope_nslots), NULL, 0};
     }
     short hist_func[MPISCOPE_NHIST > 0 ? MPISCOPE_NHIST : 1];
     for (int id = 0; id < MPISCOPE_NIDS; id++)
@@ -65,7 +56,7 @@ void mpiscope_write_summary(mpiscope_final_t *f)
     for (uint32_t u = 0; u < t->nhused; u++) {
         uint32_t i = t->hused[u], bucket = i % MPISCOPE_NBUCKETS, rest = i / MPISCOPE_NBUCKETS;
         uint64_t fid = (uint64_t)hist_func[rest / mpiscope_nslots];
-        hk[u] = (mpiscope_entry_t){(fid << 8) | bucket, slot_region(rest % mpiscope_nslots), NULL, 0};
+        hk[u] = (mpiscope_entry_t){(fid << 8) | bucket, mpiscope_region_id(rest % mpiscope_nslots), NULL, 0};
     }
 
     uint64_t counts[2] = {mpiscope_regions_count() - 1, 0}, totals[2];
@@ -159,18 +150,7 @@ void mpiscope_write_summary(mpiscope_final_t *f)
             nhist = H;
             mpiscope_meta_common(f, &meta, job, &regions, &iofiles);
             mpiscope_header_t h;
-            memset(&h, 0, sizeof h);
-            memcpy(h.magic, MPISCOPE_MAGIC, 8);
-            h.version = MPISCOPE_FORMAT_VERSION;
-            h.header_bytes = 64;
-            h.mode = MPISCOPE_MODE_SUMMARY;
-            h.flags = (any_overflow ? MPISCOPE_FLAG_OVERFLOW : 0) | (mpiscope_settings.SYNC ? MPISCOPE_FLAG_SYNC : 0);
-            h.nranks = (uint64_t)f->size;
-            h.nsections = NSEC;
-            h.section_entry_bytes = 32;
-            h.section_table_offset = 64;
-            h.start_time = f->start_time;
-            h.file_bytes = off_meta + meta.len;
+            mpiscope_header_fill(f, &h, MPISCOPE_MODE_SUMMARY, NSEC, any_overflow, off_meta + meta.len);
             mpiscope_section_t sec[NSEC] = {
                 {MPISCOPE_SEC_SUMMARY, 1, off_sum, 56 * N, N},
                 {MPISCOPE_SEC_HIST, 1, off_hist, 32 * H, H},
@@ -182,16 +162,7 @@ void mpiscope_write_summary(mpiscope_final_t *f)
         uint64_t off[4] = {0, off_sum, off_hist, off_meta};
         uint64_t len[4] = {head.len, 56 * nsum, 32 * nhist, meta.len};
         const void *ptr[4] = {head.data, sum, hist, meta.data};
-        int ok = mpiscope_write_pieces(f, fh, off, len, ptr, 4);
-        PMPI_File_close(&fh);
-        int all = 0;
-        PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
-        if (f->rank == 0) {
-            if (!all)
-                fprintf(stderr, "mpiscope: warning: writing %s failed; the profile is incomplete\n", path);
-            else if (!mpiscope_settings.QUIET)
-                fprintf(stderr, "mpiscope: wrote %s\n", path);
-        }
+        mpiscope_finish_file(f, &fh, path, off, len, ptr, 4);
     }
     mpiscope_buf_free(&head);
     mpiscope_buf_free(&meta);

@@ -41,15 +41,6 @@ static int cmp_peer(const void *a, const void *b)
     return (x->peer > y->peer) - (x->peer < y->peer);
 }
 
-static uint64_t slot_region(unsigned slot)
-{
-    uint64_t id, parent, entries, ticks;
-    uint32_t depth;
-    const char *name;
-    mpiscope_region_info(slot, &id, &parent, &depth, &entries, &ticks, &name);
-    return id;
-}
-
 /* --- file name ------------------------------------------------------------------ */
 
 static void program_name(char *out, size_t cap)
@@ -140,6 +131,40 @@ int mpiscope_write_pieces(mpiscope_final_t *f, MPI_File fh, const uint64_t *off,
         ok &= rc == MPI_SUCCESS;
     }
     return ok;
+}
+
+/* The 64-byte header of a profile (docs/profile-format.md). */
+void mpiscope_header_fill(mpiscope_final_t *f, mpiscope_header_t *h, uint32_t mode, uint32_t nsections,
+                          uint32_t any_overflow, uint64_t file_bytes)
+{
+    memset(h, 0, sizeof *h);
+    memcpy(h->magic, MPISCOPE_MAGIC, 8);
+    h->version = MPISCOPE_FORMAT_VERSION;
+    h->header_bytes = 64;
+    h->mode = mode;
+    h->flags = (any_overflow ? MPISCOPE_FLAG_OVERFLOW : 0) | (mpiscope_settings.SYNC ? MPISCOPE_FLAG_SYNC : 0);
+    h->nranks = (uint64_t)f->size;
+    h->nsections = nsections;
+    h->section_entry_bytes = 32;
+    h->section_table_offset = 64;
+    h->start_time = f->start_time;
+    h->file_bytes = file_bytes;
+}
+
+/* Write every rank's pieces, close the file, agree on success, tell the user. */
+void mpiscope_finish_file(mpiscope_final_t *f, MPI_File *fh, const char *path, const uint64_t *off,
+                          const uint64_t *len, const void *const *ptr, int n)
+{
+    int ok = mpiscope_write_pieces(f, *fh, off, len, ptr, n);
+    PMPI_File_close(fh);
+    int all = 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
+    if (f->rank == 0) {
+        if (!all)
+            fprintf(stderr, "mpiscope: warning: writing %s failed; the profile is incomplete\n", path);
+        else if (!mpiscope_settings.QUIET)
+            fprintf(stderr, "mpiscope: wrote %s\n", path);
+    }
 }
 
 /* --- META ----------------------------------------------------------------------- */
@@ -258,7 +283,7 @@ void mpiscope_write_profile(mpiscope_final_t *f)
         uint32_t i = t->used[u];
         mpiscope_stat_t *s = &t->stats[i];
         funcs[u] = (mpiscope_func_t){(uint32_t)f->rank, (uint16_t)(i / mpiscope_nslots), 0,
-                                     slot_region(i % mpiscope_nslots), s->calls, s->sent, s->recv,
+                                     mpiscope_region_id(i % mpiscope_nslots), s->calls, s->sent, s->recv,
                                      (double)s->ticks * spt, (double)s->min * spt, (double)s->max * spt};
     }
 
@@ -273,7 +298,7 @@ void mpiscope_write_profile(mpiscope_final_t *f)
         uint32_t i = t->hused[u];
         uint32_t bucket = i % MPISCOPE_NBUCKETS, rest = i / MPISCOPE_NBUCKETS;
         hist[u] = (mpiscope_hist_t){(uint32_t)f->rank, (uint16_t)hist_func[rest / mpiscope_nslots],
-                                    (uint8_t)bucket, 0, slot_region(rest % mpiscope_nslots),
+                                    (uint8_t)bucket, 0, mpiscope_region_id(rest % mpiscope_nslots),
                                     t->hist[i].count, (double)t->hist[i].ticks * spt};
     }
 
@@ -361,18 +386,10 @@ void mpiscope_write_profile(mpiscope_final_t *f)
         mpiscope_buf_t head = {0}, meta = {0};
         if (f->rank == 0) {
             mpiscope_meta_common(f, &meta, job, &regions, &iofiles);
+            uint32_t any_overflow = 0;
+            PMPI_Reduce(&me.overflow, &any_overflow, 1, MPI_UINT32_T, MPI_BOR, 0, f->comm);
             mpiscope_header_t h;
-            memset(&h, 0, sizeof h);
-            memcpy(h.magic, MPISCOPE_MAGIC, 8);
-            h.version = MPISCOPE_FORMAT_VERSION;
-            h.header_bytes = 64;
-            h.mode = MPISCOPE_MODE_FULL;
-            h.nranks = P;
-            h.nsections = NSEC;
-            h.section_entry_bytes = 32;
-            h.section_table_offset = 64;
-            h.start_time = f->start_time;
-            h.file_bytes = off_meta + meta.len;
+            mpiscope_header_fill(f, &h, MPISCOPE_MODE_FULL, NSEC, any_overflow, off_meta + meta.len);
             mpiscope_section_t sec[NSEC] = {
                 {MPISCOPE_SEC_RANKS, 1, off_ranks, 128 * P, P},
                 {MPISCOPE_SEC_FUNCS, 1, off_funcs, 64 * totals[W_FUNCS], totals[W_FUNCS]},
@@ -382,11 +399,6 @@ void mpiscope_write_profile(mpiscope_final_t *f)
                 {MPISCOPE_SEC_NODES, 1, off_nodes, 72 * totals[W_NODES], totals[W_NODES]},
                 {MPISCOPE_SEC_META, 1, off_meta, meta.len, meta.len},
             };
-            /* any kind of overflow or sync shows in the header */
-            uint32_t any_overflow = 0;
-            PMPI_Reduce(&me.overflow, &any_overflow, 1, MPI_UINT32_T, MPI_BOR, 0, f->comm);
-            h.flags = (any_overflow ? MPISCOPE_FLAG_OVERFLOW : 0) |
-                      (mpiscope_settings.SYNC ? MPISCOPE_FLAG_SYNC : 0);
             mpiscope_buf_put(&head, &h, sizeof h);
             mpiscope_buf_put(&head, sec, sizeof sec);
         } else {
@@ -398,16 +410,7 @@ void mpiscope_write_profile(mpiscope_final_t *f)
         uint64_t len[8] = {head.len, 128, 64ull * t->nused, 32ull * t->nhused, 24ull * np, 40ull * nr,
                            leader ? 72u : 0u, meta.len};
         const void *ptr[8] = {head.data, &me, funcs, hist, peers, regs, &node, meta.data};
-        int ok = mpiscope_write_pieces(f, fh, off, len, ptr, 8);
-        PMPI_File_close(&fh);
-        int all = 0;
-        PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
-        if (f->rank == 0) {
-            if (!all)
-                fprintf(stderr, "mpiscope: warning: writing %s failed; the profile is incomplete\n", path);
-            else if (!mpiscope_settings.QUIET)
-                fprintf(stderr, "mpiscope: wrote %s\n", path);
-        }
+        mpiscope_finish_file(f, &fh, path, off, len, ptr, 8);
         mpiscope_buf_free(&head);
         mpiscope_buf_free(&meta);
     }
