@@ -35,7 +35,7 @@ int main(int argc, char **argv)
         MPI_Pcontrol(1, "halo");
         for (int i = 0; i < 4; i++) {
             MPI_Irecv(in[i], 16 << (i % 3), MPI_DOUBLE, nb[i ^ 1], i, MPI_COMM_WORLD, &req[i]);
-            MPI_Isend(out[i], 16 << (i % 3), MPI_DOUBLE, nb[i], i ^ 1, MPI_COMM_WORLD, &req[4 + i]);
+            MPI_Isend(out[i], 16 << (i % 3), MPI_DOUBLE, nb[i], i, MPI_COMM_WORLD, &req[4 + i]);
         }
         MPI_Waitall(8, req, MPI_STATUSES_IGNORE);
         MPI_Pcontrol(-1, "halo");
