@@ -52,6 +52,23 @@ def subcomm(P: int, polls: dict) -> Expect:
     return e
 
 
+def comm_churn(P: int, polls: dict) -> Expect:
+    e = Expect(P)
+    d0, d1 = dims_create(P)
+    for r in range(P):
+        left, right = ring(P, r)
+        x, y = divmod(r, d1)
+        for k in range(6):  # split, alternately in world order and reversed, then freed
+            e.call(r, "MPI_Sendrecv", 4 * (k + 1), 4 * (k + 1)).msg(r, left if k % 2 else right,
+                                                                    4 * (k + 1))
+        for n, peer in ((28, left),                  # create_group over the reversed group
+                        (12, x * d1 + (y + 1) % d1),  # cart_sub: along the row
+                        (20, right)):                # idup
+            e.call(r, "MPI_Sendrecv", n, n).msg(r, peer, n)
+        e.call(r, "MPI_Wait")
+    return e
+
+
 def regions(P: int, polls: dict) -> Expect:
     e = Expect(P)
     for r in range(P):
@@ -76,7 +93,7 @@ def threads(P: int, polls: dict) -> Expect:
     return e
 
 
-PROGRAMS = {f.__name__: f for f in (datatypes, subcomm, regions, threads)}
+PROGRAMS = {f.__name__: f for f in (datatypes, subcomm, comm_churn, regions, threads)}
 
 
 @pytest.mark.parametrize("program", sorted(PROGRAMS))
