@@ -274,7 +274,7 @@ program pcg
       s%node_aware, ', ', trim(adjustl(gridtxt)), ' s'
     write (gridtxt, '(i0,a,i0)') s%nx, 'x', s%ny
     write (*, '(a,a,a,i0,a,a,a,a)') 'RESULT pcg grid=', trim(gridtxt), ' iters=', &
-      iters, ' resid=', sci(resid, 5), ' xsum=', sci(xsum, 8)
+      iters, ' resid=', sci(resid, 2), ' xsum=', sci(xsum, 8)
     flush (6)
   end if
   call region(-1, "check")
