@@ -39,6 +39,9 @@ static uint64_t life_tsc0;                /* ticks at the return of MPI_Init */
 static struct timespec life_mono0;        /* CLOCK_MONOTONIC at the same moment */
 static double life_epoch0;                /* CLOCK_REALTIME at the same moment */
 static int life_started, life_finished;
+static MPI_Comm life_comm = MPI_COMM_NULL;  /* private duplicate of MPI_COMM_WORLD */
+static mpiscope_final_t life_final;         /* node identity, filled at MPI_Init */
+static void life_node(mpiscope_final_t *f);
 
 void mpiscope_lock(void)
 {
@@ -89,7 +92,7 @@ mpiscope_thread_t *mpiscope_thread_attach(void)
         if (t)
             life_threads[life_nthreads++] = t;
     }
-    if (!t)      /* out of threads or memory: share the last table (documented) */
+    if (!t && life_nthreads > 0)   /* out of threads or memory: share the last table (documented) */
         t = life_threads[life_nthreads - 1];
     pthread_mutex_unlock(&life_thread_lock);
     mpiscope_tls = t;
@@ -123,6 +126,11 @@ static void life_start(int provided)
     mpiscope_nslots = (unsigned)mpiscope_settings.MAX_REGIONS;
     mpiscope_comms_init();
     mpiscope_regions_init();
+    /* RATIONALE: the private communicator and the node table are made here,
+     * not in MPI_Finalize: both are collective, and at MPI_Init every rank
+     * is already synchronized by MPI itself. */
+    PMPI_Comm_dup(MPI_COMM_WORLD, &life_comm);
+    life_node(&life_final);
     if (!mpiscope_thread_attach())
         return;     /* no memory: stay a pass-through */
     if (mpiscope_world_rank_ == 0 && !mpiscope_settings.QUIET)
@@ -242,10 +250,10 @@ static void life_node(mpiscope_final_t *f)
 {
     MPI_Comm node;
     MPI_Group g, wg;
-    PMPI_Comm_split_type(f->comm, MPI_COMM_TYPE_SHARED, f->rank, MPI_INFO_NULL, &node);
+    PMPI_Comm_split_type(life_comm, MPI_COMM_TYPE_SHARED, mpiscope_world_rank_, MPI_INFO_NULL, &node);
     PMPI_Comm_size(node, &f->node_size);
     PMPI_Comm_group(node, &g);
-    PMPI_Comm_group(f->comm, &wg);
+    PMPI_Comm_group(life_comm, &wg);
     int *r = malloc(sizeof(int) * (size_t)f->node_size);
     f->node_ranks = malloc(sizeof(int) * (size_t)f->node_size);
     for (int i = 0; i < f->node_size; i++)
@@ -300,8 +308,7 @@ int MPI_Finalize(void)
         mpiscope_on = 0;
         life_finished = 1;
         mpiscope_regions_close_all(tsc_end);
-        mpiscope_final_t f;
-        memset(&f, 0, sizeof f);
+        mpiscope_final_t f = life_final;
         uint64_t tsc1;
         f.sec_per_tick = life_calibrate(&tsc1);
         f.wall = (double)(tsc_end - life_tsc0) * f.sec_per_tick;
@@ -310,16 +317,15 @@ int MPI_Finalize(void)
         f.threads = life_nthreads;
         life_merge_threads(f.t);
         f.overflow = f.t->overflow | mpiscope_comms_overflow() | mpiscope_regions_overflow();
-        PMPI_Comm_dup(MPI_COMM_WORLD, &f.comm);
-        PMPI_Comm_rank(f.comm, &f.rank);
-        PMPI_Comm_size(f.comm, &f.size);
-        life_node(&f);
+        f.comm = life_comm;
+        f.rank = mpiscope_world_rank_;
+        f.size = mpiscope_world_size;
         if (mpiscope_settings.MODE == MPISCOPE_MODE_VALUE_SUMMARY)
             mpiscope_write_summary(&f);
         else
             mpiscope_write_profile(&f);
         free(f.node_ranks);
-        PMPI_Comm_free(&f.comm);
+        PMPI_Comm_free(&life_comm);
     }
     return PMPI_Finalize();
 }

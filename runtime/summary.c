@@ -59,10 +59,10 @@ void mpiscope_write_summary(mpiscope_final_t *f)
         hk[u] = (mpiscope_entry_t){(fid << 8) | bucket, mpiscope_region_id(rest % mpiscope_nslots), NULL, 0};
     }
 
-    uint64_t counts[2] = {mpiscope_regions_count() - 1, 0}, totals[2];
+    uint64_t counts[3] = {mpiscope_regions_count() - 1, 0, f->overflow != 0}, totals[3];
     mpiscope_entry_t io_probe[64];
     counts[1] = mpiscope_io_files_entries(io_probe, 64);
-    PMPI_Allreduce(counts, totals, 2, MPI_UINT64_T, MPI_SUM, f->comm);
+    PMPI_Allreduce(counts, totals, 3, MPI_UINT64_T, MPI_SUM, f->comm);
     mpiscope_set_t fkeys, hkeys, regions, iofiles;
     mpiscope_set_union(f->comm, fk, t->nused, 1, &fkeys);
     mpiscope_set_union(f->comm, hk, t->nhused, 1, &hkeys);
@@ -114,8 +114,7 @@ void mpiscope_write_summary(mpiscope_final_t *f)
     PMPI_Reduce(loc, maxs, (int)N, MPI_DOUBLE_INT, MPI_MAXLOC, 0, f->comm);
     if (H)
         PMPI_Reduce(hin, hout, (int)(2 * H), MPI_DOUBLE, MPI_SUM, 0, f->comm);
-    uint32_t any_overflow = 0;
-    PMPI_Reduce(&f->overflow, &any_overflow, 1, MPI_UINT32_T, MPI_BOR, 0, f->comm);
+    uint32_t any_overflow = totals[2] != 0;
 
     mpiscope_summary_t *sum = NULL;
     mpiscope_hist_t *hist = NULL;

@@ -27,7 +27,7 @@
 
 #include "mpiscope.h"
 
-enum { W_FUNCS, W_HIST, W_PEERS, W_REGIONS, W_NODES, W_NAMED, W_IOFILES, W_NCOUNTS };
+enum { W_FUNCS, W_HIST, W_PEERS, W_REGIONS, W_NODES, W_NAMED, W_IOFILES, W_OVERFLOW, W_NCOUNTS };
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -117,20 +117,43 @@ int mpiscope_open_output(mpiscope_final_t *f, MPI_File *fh, char *path, size_t c
     return 0;
 }
 
-/* Every rank calls this with the same n: one collective write per piece,
- * zero bytes where a rank has nothing for it. */
+/* Every rank calls this: its non-empty pieces (ascending, disjoint file
+ * offsets) become one file view and one memory datatype, written by ONE
+ * MPI_File_write_at_all. RATIONALE: each collective I/O call costs every rank
+ * a round of synchronization; one call instead of one per section made
+ * writing several times faster at 64 oversubscribed ranks. */
 int mpiscope_write_pieces(mpiscope_final_t *f, MPI_File fh, const uint64_t *off, const uint64_t *len,
                           const void *const *ptr, int n)
 {
-    int ok = 1;
+    int k = 0, *bl = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    MPI_Aint *fd = malloc(sizeof(MPI_Aint) * (size_t)(n ? n : 1)), *md = malloc(sizeof(MPI_Aint) * (size_t)(n ? n : 1));
+    MPI_Datatype ft = MPI_BYTE, mt = MPI_BYTE;
     (void)f;
-    for (int i = 0; i < n; i++) {
-        MPI_Status st;
-        int rc = PMPI_File_write_at_all(fh, (MPI_Offset)off[i], len[i] ? ptr[i] : NULL,
-                                        (int)len[i], MPI_BYTE, &st);
-        ok &= rc == MPI_SUCCESS;
+    for (int i = 0; bl && fd && md && i < n; i++) {
+        if (!len[i])
+            continue;
+        bl[k] = (int)len[i];
+        fd[k] = (MPI_Aint)off[i];
+        PMPI_Get_address(ptr[i], &md[k]);
+        k++;
     }
-    return ok;
+    if (k) {
+        PMPI_Type_create_hindexed(k, bl, fd, MPI_BYTE, &ft);
+        PMPI_Type_commit(&ft);
+        PMPI_Type_create_hindexed(k, bl, md, MPI_BYTE, &mt);
+        PMPI_Type_commit(&mt);
+    }
+    MPI_Status st;
+    int rc = PMPI_File_set_view(fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL);
+    int rc2 = PMPI_File_write_at_all(fh, 0, k ? MPI_BOTTOM : NULL, k ? 1 : 0, mt, &st);
+    if (k) {
+        PMPI_Type_free(&ft);
+        PMPI_Type_free(&mt);
+    }
+    free(bl);
+    free(fd);
+    free(md);
+    return rc == MPI_SUCCESS && rc2 == MPI_SUCCESS;
 }
 
 /* The 64-byte header of a profile (docs/profile-format.md). */
@@ -343,7 +366,8 @@ void mpiscope_write_profile(mpiscope_final_t *f)
     node.nranks = (uint32_t)f->node_size;
     gethostname(node.hostname, sizeof node.hostname - 1);
 
-    uint64_t counts[W_NCOUNTS] = {t->nused, t->nhused, np, nr, (uint64_t)leader, mpiscope_regions_count() - 1, 0};
+    uint64_t counts[W_NCOUNTS] = {t->nused, t->nhused, np, nr, (uint64_t)leader, mpiscope_regions_count() - 1, 0,
+                                  f->overflow != 0};
     mpiscope_entry_t io_probe[64];
     counts[W_IOFILES] = mpiscope_io_files_entries(io_probe, 64);
     uint64_t totals[W_NCOUNTS], first[W_NCOUNTS];
@@ -386,10 +410,8 @@ void mpiscope_write_profile(mpiscope_final_t *f)
         mpiscope_buf_t head = {0}, meta = {0};
         if (f->rank == 0) {
             mpiscope_meta_common(f, &meta, job, &regions, &iofiles);
-            uint32_t any_overflow = 0;
-            PMPI_Reduce(&me.overflow, &any_overflow, 1, MPI_UINT32_T, MPI_BOR, 0, f->comm);
             mpiscope_header_t h;
-            mpiscope_header_fill(f, &h, MPISCOPE_MODE_FULL, NSEC, any_overflow, off_meta + meta.len);
+            mpiscope_header_fill(f, &h, MPISCOPE_MODE_FULL, NSEC, totals[W_OVERFLOW] != 0, off_meta + meta.len);
             mpiscope_section_t sec[NSEC] = {
                 {MPISCOPE_SEC_RANKS, 1, off_ranks, 128 * P, P},
                 {MPISCOPE_SEC_FUNCS, 1, off_funcs, 64 * totals[W_FUNCS], totals[W_FUNCS]},
@@ -401,8 +423,6 @@ void mpiscope_write_profile(mpiscope_final_t *f)
             };
             mpiscope_buf_put(&head, &h, sizeof h);
             mpiscope_buf_put(&head, sec, sizeof sec);
-        } else {
-            PMPI_Reduce(&me.overflow, NULL, 1, MPI_UINT32_T, MPI_BOR, 0, f->comm);
         }
         uint64_t off[8] = {0, off_ranks + 128 * (uint64_t)f->rank, off_funcs + 64 * first[W_FUNCS],
                            off_hist + 32 * first[W_HIST], off_peers + 24 * first[W_PEERS],
