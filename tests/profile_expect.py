@@ -195,7 +195,7 @@ def setting(prof, name: str):
     return settings.get(f"MPISCOPE_{name}", settings.get(name, settings.get(name.lower())))
 
 
-def assert_rank_sanity(prof, threads: int = 1, sync: bool = False) -> None:
+def assert_rank_sanity(prof, threads: int = 1, sync: bool = False, overflow: int = 0) -> None:
     """Times are positive and nested (wait and sync within MPI, MPI within wall);
     every function's min <= mean <= max; the threads that called MPI."""
     r = prof.ranks
@@ -208,7 +208,8 @@ def assert_rank_sanity(prof, threads: int = 1, sync: bool = False) -> None:
         assert np.all(r["sync"] > 0) and np.all(r["sync"] <= r["mpi"] + 1e-9)
     else:
         assert np.all(r["sync"] == 0)
-    assert np.all(r["overflow"] == 0)
+    assert list(r["overflow"]) == [overflow] * prof.nranks
+    assert bool(prof.flags & fmt.FLAG_OVERFLOW) == bool(overflow)
     assert list(r["threads"]) == [threads] * prof.nranks
     f = prof.funcs
     P = prof.nranks

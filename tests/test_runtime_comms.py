@@ -7,10 +7,12 @@ innermost open MPI_Pcontrol region.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from mpiscope import format as fmt
-from profile_expect import OUTSIDE, Expect, check_program, ring, runner  # noqa: F401  (fixture)
+from profile_expect import (OUTSIDE, Expect, assert_profile, assert_rank_sanity, check_program,
+                            ring, run_both, runner)  # noqa: F401  (fixture)
 
 
 def datatypes(P: int, polls: dict) -> Expect:
@@ -129,3 +131,46 @@ def test_region_tree(runner, impl):  # noqa: F811
         f = prof.funcs[prof.funcs["func"] == prof.func_id("MPI_Pcontrol")]
         per_rank = {r: int(f["calls"][f["rank"] == r].sum()) for r in range(P)}
         assert per_rank == {r: 2 * (1 + 2 + 3 + (r % 2 == 0)) for r in range(P)}
+
+
+def region_records(prof) -> dict:
+    """(rank, region name) -> (depth, parent name, entries)."""
+    names = prof.region_names
+    return {(int(x["rank"]), names[int(x["region"])]):
+            (int(x["depth"]), names[int(x["parent"])] if x["parent"] else OUTSIDE,
+             int(x["entries"])) for x in prof.regions}
+
+
+def test_region_misuse_and_limits(runner, impl):  # noqa: F811
+    """Pcontrol without a name, other levels, closing what is not open, closing an
+    outer region, a 300-character and a UTF-8 name, more regions than slots, a
+    region left open at MPI_Finalize (tests/programs/regions_misuse.c)."""
+    run, plain = run_both(runner, impl, "regions_misuse")
+    assert run.results == plain.results
+    prof = run.profile
+    P = prof.nranks
+    # The long name may be shortened, but to a usable prefix.
+    longname = next((n for n in prof.region_names.values() if n.startswith("L")), "L" * 300)
+    assert len(longname) >= 64 and set(longname) == {"L"}
+    utf8 = "r\u00e9gion"
+    e = Expect(P)
+    want = {}
+    for r in range(P):
+        e.call(r, "MPI_Barrier", calls=2)                       # before and after "a"
+        e.call(r, "MPI_Allreduce", 4, 4, region=longname)
+        e.call(r, "MPI_Barrier", region=utf8)
+        e.call(r, "MPI_Barrier", region="b")
+        for i in range(58):
+            e.call(r, "MPI_Barrier", region=f"r{i:02d}")
+            want[(r, f"r{i:02d}")] = (2, "left_open", 1)
+        e.call(r, "MPI_Barrier", calls=12, region="left_open")  # r58..r69: no slot left
+        e.call(r, "MPI_Allreduce", 4, 4, region="left_open")
+        want.update({(r, longname): (1, OUTSIDE, 1), (r, utf8): (1, OUTSIDE, 1),
+                     (r, "a"): (1, OUTSIDE, 1), (r, "b"): (2, "a", 1),
+                     (r, "left_open"): (1, OUTSIDE, 1)})
+    assert_profile(prof, e)
+    assert region_records(prof) == want
+    assert_rank_sanity(prof, overflow=2)  # bit 1: the region table was full
+    pcontrol = prof.funcs[prof.funcs["func"] == prof.func_id("MPI_Pcontrol")]
+    per_rank = np.bincount(pcontrol["rank"], weights=pcontrol["calls"], minlength=P)
+    assert list(per_rank) == [5 + 2 + 2 + 3 + 1 + 2 * 70] * P
