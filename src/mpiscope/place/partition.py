@@ -110,49 +110,53 @@ def cut_weight(part: np.ndarray, xadj, adjncy, ew) -> int:
     return int(ew[part[src] != part[adjncy]].sum())
 
 
-def _rebisect(part: np.ndarray, xadj, adjncy, ew, p: int, q: int, ppn: int) -> bool:
-    """Cut the union of parts p and q in two again, exactly ppn each; True if the cut shrank.
+def _subgraph(verts: np.ndarray, xadj, adjncy, ew, local: np.ndarray):
+    """CSR of the subgraph induced by verts (local ids 0..len-1); ``local`` is
+    a scratch array of -1s the size of the graph, left as it was found."""
+    local[verts] = np.arange(len(verts))
+    counts = xadj[verts + 1] - xadj[verts]
+    owner = np.repeat(np.arange(len(verts)), counts)
+    idx = np.repeat(xadj[verts] - np.concatenate(([0], np.cumsum(counts)[:-1])), counts) \
+        + np.arange(int(counts.sum()))
+    nbr = local[adjncy[idx]]
+    inside = nbr >= 0
+    local[verts] = -1
+    owner, nbr, w = owner[inside], nbr[inside], ew[idx][inside]
+    lx = np.zeros(len(verts) + 1, np.int64)
+    np.cumsum(np.bincount(owner, minlength=len(verts)), out=lx[1:])
+    return lx, owner, nbr, w
+
+
+def _rebisect(part: np.ndarray, members: list, p: int, q: int, graph, local) -> bool:
+    """Cut the union of parts p and q in two again, exactly as large as before;
+    True if the cut between them shrank.
 
     Edges from the union to other parts are cut whichever half a rank joins,
     so only the edges between p and q matter: a balanced METIS bisection of
     the union's own subgraph, then moves of the cheapest ranks to even it.
     """
-    verts = np.flatnonzero((part == p) | (part == q))
-    local = np.full(len(part), -1, np.int64)
-    local[verts] = np.arange(len(verts))
-    lx, la, lw = [0], [], []
-    for v in verts:
-        nbr, w = adjncy[xadj[v]:xadj[v + 1]], ew[xadj[v]:xadj[v + 1]]
-        inside = local[nbr] >= 0
-        la.extend(local[nbr[inside]].tolist())
-        lw.extend(w[inside].tolist())
-        lx.append(len(la))
-    side = np.where(part[verts] == p, 0, 1)
-    before = sum(w for v, (a, b) in enumerate(zip(lx, lx[1:]))
-                 for u, w in zip(la[a:b], lw[a:b]) if side[v] != side[u])
+    xadj, adjncy, ew = graph
+    verts = np.concatenate([members[p], members[q]])
+    lx, owner, nbr, w = _subgraph(verts, xadj, adjncy, ew, local)
+    side = (np.arange(len(verts)) >= len(members[p])).astype(np.int64)
+    before = w[side[owner] != side[nbr]].sum()
     if before == 0:
         return False
-    _, mem = pymetis.part_graph(2, pymetis.CSRAdjacency(lx, la), eweights=lw,
+    _, mem = pymetis.part_graph(2, pymetis.CSRAdjacency(lx, nbr), eweights=w,
                                 options=pymetis.Options(ufactor=1, ncuts=2))
     new = np.asarray(mem, np.int64)
-    lx_arr, la_arr, lw_arr = np.asarray(lx), np.asarray(la, np.int64), np.asarray(lw, float)
-    while True:
-        count = np.bincount(new, minlength=2)
-        if count[0] == count[1]:
-            break
-        big = int(np.argmax(count))
-        best, best_gain = None, None
-        for v in np.flatnonzero(new == big):
-            nb, w = la_arr[lx_arr[v]:lx_arr[v + 1]], lw_arr[lx_arr[v]:lx_arr[v + 1]]
-            gain = w[new[nb] != big].sum() - w[new[nb] == big].sum()
-            if best_gain is None or gain > best_gain:
-                best, best_gain = v, gain
-        new[best] = 1 - big
-    after = sum(w for v, (a, b) in enumerate(zip(lx, lx[1:]))
-                for u, w in zip(la[a:b], lw[a:b]) if new[v] != new[u])
+    target = len(members[p])
+    while np.count_nonzero(new == 0) != target:
+        big = 0 if np.count_nonzero(new == 0) > target else 1
+        same = np.where(new[nbr] == new[owner], -w, w)
+        gain = np.bincount(owner, weights=same, minlength=len(verts))
+        gain[new != big] = -np.inf
+        new[int(np.argmax(gain))] = 1 - big
+    after = w[new[owner] != new[nbr]].sum()
     if after >= before:
         return False
-    part[verts] = np.where(new == 0, p, q)
+    members[p], members[q] = verts[new == 0], verts[new == 1]
+    part[members[p]], part[members[q]] = p, q
     return True
 
 
@@ -160,14 +164,18 @@ def _refine(part: np.ndarray, xadj, adjncy, ew, ppn: int, passes: int = 10) -> n
     """Re-bisect every pair of neighbouring parts while that lowers the cut."""
     part = part.copy()
     nparts = int(part.max()) + 1
+    by_part = np.argsort(part, kind="stable")
+    members = np.split(by_part, np.cumsum(np.bincount(part, minlength=nparts))[:-1])
+    local = np.full(len(part), -1, np.int64)
+    src = np.repeat(np.arange(len(part), dtype=np.int64), np.diff(xadj))
     for _ in range(passes):
-        src = np.repeat(np.arange(len(part), dtype=np.int64), np.diff(xadj))
         a, b = part[src], part[adjncy]
         cut = a != b
         pairs = np.unique(np.minimum(a[cut], b[cut]) * nparts + np.maximum(a[cut], b[cut]))
         improved = 0
         for key in pairs.tolist():
-            improved += _rebisect(part, xadj, adjncy, ew, key // nparts, key % nparts, ppn)
+            improved += _rebisect(part, members, key // nparts, key % nparts,
+                                  (xadj, adjncy, ew), local)
         if not improved:
             break
     return part
