@@ -15,11 +15,11 @@ OMPI4="mpirun.openmpi --oversubscribe --bind-to none -n 4"
 MPICH2="mpirun.mpich -n 2"
 F=--force
 
-$B p2p --max-size 4M -o $R/p2p-openmpi.json $F -- $OMPI2
-$B p2p --max-size 4M -o $R/p2p-mpich.json $F -- $MPICH2
+$B p2p --max-size 4M --batches 10 -o $R/p2p-openmpi.json $F -- $OMPI2
+$B p2p --max-size 4M --batches 10 -o $R/p2p-mpich.json $F -- $MPICH2
 $B p2p --max-size 1M --pairs 2 -o $R/p2p-pairs-openmpi.json $F -- $OMPI4
-$B collectives --max-size 1M -o $R/collectives-openmpi.json $F -- $OMPI4
-$B collectives --max-size 1M -o $R/collectives-mpich.json $F -- $MPICH2
+$B collectives --max-size 1M --batches 10 -o $R/collectives-openmpi.json $F -- $OMPI4
+$B collectives --max-size 1M --batches 10 -o $R/collectives-mpich.json $F -- $MPICH2
 $B jitter --iters 3000 -o $R/jitter-openmpi.json $F -- $OMPI4
 $B halo --max-size 256K --compute-us 50 -o $R/halo-openmpi.json $F -- $OMPI4
 $B triad -o $R/triad-openmpi.json $F -- $OMPI2

@@ -61,15 +61,26 @@ def line_plot(ax, series: Sequence[Series], *, xlabel: str, ylabel: str, logx: b
 
 
 def distribution_plot(ax, values: dict[str, np.ndarray], *, xlabel: str, bins: int = 50,
-                      percentiles: Sequence[float] = (50, 90, 99), title: str | None = None) -> None:
-    """Histograms (log counts) of each sample set, with dashed lines at the given percentiles."""
+                      percentiles: Sequence[float] = (50, 90, 99), title: str | None = None,
+                      logx: bool | None = None) -> None:
+    """Histograms (log counts) of each sample set, with dashed lines at the given percentiles.
+
+    ``logx`` None: logarithmic bins and x axis when the positive values span more
+    than two decades (long tails, as jitter has).
+    """
     finite = [np.asarray(v, float) for v in values.values() if len(v)]
     if not finite:
         _finish(ax, xlabel, "count", title, legend=False)
         return
     lo = min(v.min() for v in finite)
     hi = max(v.max() for v in finite)
-    edges = np.linspace(lo, hi if hi > lo else lo + 1, bins + 1)
+    if logx is None:
+        logx = lo > 0 and hi / lo > 100
+    if logx:
+        edges = np.geomspace(lo, hi, bins + 1)
+        ax.set_xscale("log")
+    else:
+        edges = np.linspace(lo, hi if hi > lo else lo + 1, bins + 1)
     for label, v in values.items():
         v = np.asarray(v, float)
         _, _, patches = ax.hist(v, bins=edges, alpha=0.5, label=label)
@@ -77,6 +88,8 @@ def distribution_plot(ax, values: dict[str, np.ndarray], *, xlabel: str, bins: i
         for p in percentiles:
             ax.axvline(np.percentile(v, p), color=color, linestyle="--", linewidth=0.8, alpha=0.9)
     ax.set_yscale("log")
+    if logx:
+        _plain_log_ticks(ax.xaxis)
     _finish(ax, xlabel, "count", title, legend=len(values) > 1)
 
 
@@ -106,8 +119,13 @@ def bar_plot(ax, categories: Sequence[str], groups: dict[str, Sequence[float]], 
 
 
 def _plain_log_ticks(axis, base: int = 10) -> None:
-    """Log-axis ticks as 1, 2, 5, 10, 20 (or powers of 2) rather than 2x10^0."""
-    subs = (1.0,) if base == 2 else (1.0, 2.0, 5.0)
+    """Log-axis ticks as 1, 2, 5, 10, 20 (or powers of 2) rather than 2x10^0.
+
+    Call after drawing: over more than three decades of data only powers are labelled.
+    """
+    lo, hi = axis.get_data_interval()
+    wide = lo > 0 and hi / lo > 1e3
+    subs = (1.0,) if base == 2 or wide else (1.0, 2.0, 5.0)
     axis.set_major_locator(matplotlib.ticker.LogLocator(base=base, subs=subs))
     axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _pos: f"{v:g}"))
     axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
