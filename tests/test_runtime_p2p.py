@@ -61,6 +61,10 @@ def p2p_persistent(P: int, polls: dict, iters: int = 5) -> Expect:
         e.call(r, "MPI_Wait", calls=2 * iters)
         e.call(r, "MPI_Request_free", calls=4)
         e.msg(r, right, 200, msgs=iters).msg(r, left, 64, msgs=iters)
+        # C, on freed handles: 3 ints to left, from right, started twice
+        e.call(r, "MPI_Send_init").call(r, "MPI_Recv_init").call(r, "MPI_Request_free", calls=2)
+        e.call(r, "MPI_Startall", 12, 12, calls=2).call(r, "MPI_Waitall", calls=2)
+        e.msg(r, left, 12, msgs=2)
     return e
 
 
@@ -90,8 +94,9 @@ def proc_null(P: int, polls: dict) -> Expect:
         e.call(r, "MPI_Send").call(r, "MPI_Recv")
         e.call(r, "MPI_Isend").call(r, "MPI_Irecv").call(r, "MPI_Waitall")
         e.call(r, "MPI_Sendrecv", 32 if up else 0, 32 if down else 0)
+        e.call(r, "MPI_Sendrecv")  # 0 ints
         if up:
-            e.msg(r, r + 1, 32)
+            e.msg(r, r + 1, 32).msg(r, r + 1, 0)
     return e
 
 

@@ -2,8 +2,10 @@
  * Persistent requests on a ring, ITERS iterations of two exchanges:
  *   A: Send_init 50 ints to right, Recv_init from left; MPI_Startall(2) + MPI_Waitall(2)
  *   B: Send_init 8 doubles to left, Recv_init from right; MPI_Start x2 + MPI_Wait x2
- * then MPI_Request_free x4. Every start of a send is one message to its peer:
- * per rank 5 messages (1000 B) to right and 5 (320 B) to left.
+ * then MPI_Request_free x4. Then, on the freed (and likely reused) handles,
+ *   C: Send_init 3 ints to left, Recv_init from right; 2 x (MPI_Startall(2) + MPI_Waitall(2)); free x2
+ * Every start of a send is one message to its peer: per rank 5 messages (1000 B)
+ * to right, 5 (320 B) + 2 (24 B) to left.
  */
 #include <mpi.h>
 #include "known.h"
@@ -52,6 +54,20 @@ int main(int argc, char **argv)
         MPI_Request_free(&a[k]);
         MPI_Request_free(&b[k]);
     }
+    int cout[3], cin[3];
+    MPI_Request c[2];
+    MPI_Recv_init(cin, 3, MPI_INT, right, 3, MPI_COMM_WORLD, &c[0]);
+    MPI_Send_init(cout, 3, MPI_INT, left, 3, MPI_COMM_WORLD, &c[1]);
+    for (int it = 0; it < 2; it++) {
+        for (int i = 0; i < 3; i++)
+            cout[i] = known_val(rank, 10 + it, i);
+        MPI_Startall(2, c);
+        MPI_Waitall(2, c, MPI_STATUSES_IGNORE);
+        for (int i = 0; i < 3; i++)
+            ok &= cin[i] == known_val(right, 10 + it, i), check += cin[i];
+    }
+    MPI_Request_free(&c[0]);
+    MPI_Request_free(&c[1]);
     known_result("p2p_persistent", rank, check, ok);
     MPI_Finalize();
     return 0;

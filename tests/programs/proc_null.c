@@ -5,7 +5,8 @@
  *   MPI_Send x1 and MPI_Recv x1 to/from MPI_PROC_NULL (8 ints each)
  *   MPI_Isend + MPI_Irecv to/from MPI_PROC_NULL (4 ints), MPI_Waitall(2)
  *   MPI_Sendrecv 8 ints to up, from down (a real message except at the ends)
- * Peers: rank r < P-1 sends one 32-byte message to r+1; nothing else.
+ *   MPI_Sendrecv of 0 ints to up, from down (an empty message is still a message)
+ * Peers: rank r < P-1 sends two messages, 32 bytes in all, to r+1; nothing else.
  */
 #include <mpi.h>
 #include "known.h"
@@ -43,6 +44,9 @@ int main(int argc, char **argv)
         ok &= in[i] == (down == MPI_PROC_NULL ? -1 : known_val(down, 1, i));
         check += in[i];
     }
+    MPI_Sendrecv(buf, 0, MPI_INT, up, 3, in, 0, MPI_INT, down, 3, MPI_COMM_WORLD, &st);
+    MPI_Get_count(&st, MPI_INT, &n);
+    ok &= n == 0 && st.MPI_SOURCE == down;
     known_result("proc_null", rank, check, ok);
     MPI_Finalize();
     return 0;
