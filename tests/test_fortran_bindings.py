@@ -251,3 +251,14 @@ def test_linked_program_counts_like_preloaded(impl, nranks, binding, tmp_path, t
     preloaded, _ = profiled(impl, f"fortran_{binding}", tmp_path_factory)
     assert func_records(linked) == func_records(preloaded)
     assert peer_table(linked) == peer_table(preloaded)
+
+
+def test_pcontrol_level_without_name_opens_no_region(impl, nranks, tmp_path_factory):
+    """mpif.h's MPI_Pcontrol(level) leaves leftovers where a name would be: none becomes a region."""
+    prof, out = profiled(impl, "fortran_pcontrol_levels", tmp_path_factory)
+    assert f"fortran_pcontrol_levels: sum of ranks {nranks * (nranks - 1) // 2}" in out
+    assert set(prof.region_names) == {0}
+    assert set(prof.funcs["region"].tolist()) == {0}
+    calls = calls_by_rank(prof)
+    assert calls["MPI_Allreduce"].tolist() == [1] * nranks
+    assert set(calls["MPI_Pcontrol"].tolist()) <= {0, 4}
