@@ -191,7 +191,7 @@ def partition_order(nranks: int, src: np.ndarray, dst: np.ndarray, weight: np.nd
         ppn: ranks per node; must divide nranks.
         seed: first METIS random seed (the result is deterministic for a seed).
         tries: whole runs (METIS, balance, refinement) with seeds seed, seed+1, ...;
-            the smallest cut is kept. Default 4 up to 200,000 ranks, else 1.
+            the smallest cut is kept. Default 4 up to 50,000 ranks, else 1.
     """
     if ppn < 1 or nranks % ppn:
         raise UserError(f"ranks per node {ppn} does not divide the profile's {nranks} ranks")
@@ -203,7 +203,7 @@ def partition_order(nranks: int, src: np.ndarray, dst: np.ndarray, weight: np.nd
         return np.arange(nranks, dtype=np.int64)
     xadj, adjncy, ew = symmetric_graph(nranks, src, dst, weight)
     if tries is None:
-        tries = 4 if nranks <= 200_000 else 1
+        tries = 4 if nranks <= 50_000 else 1
     best = None
     for attempt in range(tries):
         # Recursive bisection cuts grid-like graphs into compact blocks far better
