@@ -43,18 +43,50 @@ void mpiscope_buf_printf(mpiscope_buf_t *b, const char *fmt, ...)
         mpiscope_buf_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
+/* Length of the valid UTF-8 sequence starting at p (at most n bytes), or 0. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+    size_t len = p[0] < 0x80 ? 1 : (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3
+               : (p[0] & 0xf8) == 0xf0 ? 4 : 0;
+    if (len == 0 || len > n || (len == 2 && p[0] < 0xc2))
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    return len;
+}
+
+size_t mpiscope_utf8_cut(const char *s, size_t n, size_t max)
+{
+    if (n <= max)
+        return n;
+    while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+        max--;           /* s[max] continues a character: cut before it */
+    return max;
+}
+
+/* A JSON string; bytes that are not valid UTF-8 become U+FFFD, so META is
+ * always valid UTF-8 JSON whatever names the program used. */
 void mpiscope_buf_json_string(mpiscope_buf_t *b, const char *s)
 {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s);
     mpiscope_buf_put(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') {
+    while (n > 0) {
+        size_t k = utf8_seq(p, n);
+        if (k == 0) {
+            mpiscope_buf_str(b, "\\ufffd");
+            k = 1;
+        } else if (*p == '"' || *p == '\\') {
             char e[2] = {'\\', (char)*p};
             mpiscope_buf_put(b, e, 2);
         } else if (*p < 0x20) {
             mpiscope_buf_printf(b, "\\u%04x", *p);
         } else {
-            mpiscope_buf_put(b, p, 1);
+            mpiscope_buf_put(b, p, k);
         }
+        p += k;
+        n -= k;
     }
     mpiscope_buf_put(b, "\"", 1);
 }

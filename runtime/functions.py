@@ -5,7 +5,10 @@ Each line of LIST (IPM's key-file style) is
     kind | C prototype (MPI-3.1, as mpi.h declares it) | roles
 
 kind is the group a function is reported in (META ``function_kinds``):
-p2p, wait ("Wait and Probe" time), coll, rma, io, comm, other. Every ``coll``
+p2p, wait ("Wait and Probe" time: the calls that block waiting for another
+rank's message or request -- blocking receives, the Wait/Test families,
+probes), coll, rma, io, comm, other. The kind never changes what is counted
+for a function's bytes and peers; those come from its roles. Every ``coll``
 function X also gets an ``X:sync`` entry of kind ``sync`` for the
 MPISCOPE_SYNC barrier time.
 
@@ -70,7 +73,7 @@ ROLES = {
     "free_type": ("pre", "a datatype handle dies: forget the cached type sizes"),
     "free_comm": ("pre", "forget the communicator's cached rank translation (its handle may be reused)"),
     "file_open": ("post", "remember the MPI-IO hints of a file opened collectively (META io_files)"),
-    "sync": ("pre", "MPISCOPE_SYNC=1: time a PMPI_Barrier(comm) first, as <function>:sync"),
+    "sync": ("pre", "MPISCOPE_SYNC=1: time a PMPI_Barrier(comm) first, as <function>:sync (blocking collectives only)"),
 }
 
 # Qualifiers of roles on rooted collectives (set by the root role).
@@ -85,9 +88,9 @@ p2p   | int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest
 p2p   | int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | send(count,datatype) dest(dest,comm)
 p2p   | int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | send(count,datatype) dest(dest,comm)
 p2p   | int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | send(count,datatype) dest(dest,comm)
-p2p   | int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) | recv_status(datatype,status)
-p2p   | int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) | send(sendcount,sendtype) dest(dest,comm) recv_status(recvtype,status)
-p2p   | int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) | send(count,datatype) dest(dest,comm) recv_status(datatype,status)
+wait  | int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) | recv_status(datatype,status)
+wait  | int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) | send(sendcount,sendtype) dest(dest,comm) recv_status(recvtype,status)
+wait  | int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) | send(count,datatype) dest(dest,comm) recv_status(datatype,status)
 p2p   | int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | send(count,datatype) dest(dest,comm)
 p2p   | int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | send(count,datatype) dest(dest,comm)
 p2p   | int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | send(count,datatype) dest(dest,comm)
@@ -100,7 +103,7 @@ p2p   | int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, in
 p2p   | int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) | persist_recv(count,datatype,source,request)
 p2p   | int MPI_Start(MPI_Request *request) | start(request)
 p2p   | int MPI_Startall(int count, MPI_Request array_of_requests[]) | startall(count,array_of_requests)
-p2p   | int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) | recv_status(datatype,status)
+wait  | int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) | recv_status(datatype,status)
 p2p   | int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) | recv(count,datatype) message(message)
 wait  | int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) |
 wait  | int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) |
@@ -134,7 +137,7 @@ coll  | int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int rec
 coll  | int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) | inplace(sendbuf) send_n(recvcount,datatype,comm) recv(recvcount,datatype) sync(comm)
 coll  | int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) | inplace(sendbuf) send(count,datatype) recv(count,datatype) sync(comm)
 coll  | int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) | inplace(sendbuf) send(count,datatype) recv(count,datatype) sync(comm)
-coll  | int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) | sync(comm)
+coll  | int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 coll  | int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) | root(root,comm) send@root(count,datatype) recv@leaf(count,datatype)
 coll  | int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) | root(root,comm) inplace(sendbuf) send@member(sendcount,sendtype) recv_n@root(recvcount,recvtype,comm)
 coll  | int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) | root(root,comm) inplace(sendbuf) send@member(sendcount,sendtype) recv_v@root(recvcounts,recvtype,comm)
@@ -341,7 +344,12 @@ def parse_roles(text: str) -> tuple[tuple[Role, ...], bool]:
 
 
 def parse_line(line: str) -> Function:
-    kind, proto, roles = (x.strip() for x in line.split("|"))
+    parts = [x.strip() for x in line.split("|")]
+    if len(parts) == 2:          # a function without roles may omit the last column
+        parts.append("")
+    if len(parts) != 3:
+        raise ValueError(f"not 'kind | prototype | roles': {line!r}")
+    kind, proto, roles = parts
     m = _PROTO.match(proto)
     if not m:
         raise ValueError(f"not an MPI prototype: {proto!r}")

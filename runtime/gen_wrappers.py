@@ -53,6 +53,10 @@ def check(mod, functions) -> None:
             for a in r.args:
                 if a not in names and not a.isdigit():
                     raise SystemExit(f"{f.name}: role {r.name} names {a!r}, not an argument")
+        # A blocking barrier before a nonblocking call can deadlock a correct
+        # program (e.g. the NBX exchange around MPI_Ibarrier).
+        if f.role("sync") and any(a.type.startswith("MPI_Request") for a in f.args):
+            raise SystemExit(f"{f.name}: nonblocking, so it must not have the sync role")
         # MPI_IN_PLACE leaves the send (receive) arguments undefined: the guard
         # must run before any role that reads them (roles.h).
         order = [r.name for r in f.roles]

@@ -334,7 +334,8 @@ int MPI_Finalize(void)
 
 /* Copy a C string that may not exist (a level passed without a name leaves
  * garbage in the variadic slot): read through process_vm_readv, which fails
- * instead of faulting. Returns the length, or 0 if unreadable / not text. */
+ * instead of faulting. Returns the length (a longer name is cut to cap - 1
+ * bytes, see regions.c), or 0 if unreadable or holding control characters. */
 static size_t life_safe_name(const char *s, char *buf, size_t cap)
 {
     size_t n = 0;
@@ -350,12 +351,12 @@ static size_t life_safe_name(const char *s, char *buf, size_t cap)
             unsigned char ch = (unsigned char)buf[n + i];
             if (ch == 0)
                 return n + i;
-            if (ch < 0x20 || ch > 0x7e)
+            if (ch < 0x20 || ch == 0x7f)
                 return 0;
         }
         n += want;
     }
-    return 0;      /* no terminator within cap: not a name we take */
+    return n;      /* no terminator within cap - 1 bytes: the prefix is the name */
 }
 
 int mpiscope_pcontrol(int level, const char *name, size_t len)
@@ -372,7 +373,7 @@ int mpiscope_pcontrol(int level, const char *name, size_t len)
 
 int MPI_Pcontrol(const int level, ...)
 {
-    char buf[256];
+    char buf[MPISCOPE_REGION_NAME_MAX];
     size_t len = 0;
     if (level == 1 || level == -1) {
         va_list ap;

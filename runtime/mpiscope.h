@@ -39,6 +39,7 @@
 #define MPISCOPE_NBUCKETS 64       /* log2 size buckets: 0 bytes, then [2^(b-1), 2^b) */
 #define MPISCOPE_MAX_THREADS 256   /* threads with their own tables; more share the last */
 #define MPISCOPE_REGION_DEPTH 64   /* nesting depth of open regions */
+#define MPISCOPE_REGION_NAME_MAX 256   /* region names are cut to 255 bytes (UTF-8 safe) */
 
 /* Timer ticks: TSC on x86 (calibrated against CLOCK_MONOTONIC at Init and
  * Finalize), nanoseconds elsewhere. */
@@ -217,6 +218,7 @@ void mpiscope_region_info(unsigned slot, uint64_t *id, uint64_t *parent, uint32_
                           uint64_t *entries, uint64_t *ticks, const char **name);
 uint32_t mpiscope_regions_overflow(void);
 uint64_t mpiscope_region_id(unsigned slot);                /* 0 for slot 0 */
+size_t mpiscope_utf8_cut(const char *s, size_t n, size_t max); /* buf.c */
 
 /* iofiles.c */
 void mpiscope_io_file_opened(MPI_Comm comm, const char *filename, MPI_File fh);

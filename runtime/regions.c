@@ -13,14 +13,15 @@
  *
  * RATIONALE: regions are process-wide (as IPM's): under MPI_THREAD_MULTIPLE
  * they mark phases of the whole process, and Pcontrol should be called by
- * one thread.
+ * one thread. Names may be any UTF-8 (or other non-control) bytes; names
+ * longer than 255 bytes are cut to 255 (never inside a UTF-8 character).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mpiscope.h"
 
-#define REGION_NAME_MAX 256
+#define REGION_NAME_MAX MPISCOPE_REGION_NAME_MAX
 
 typedef struct {
     uint64_t id, parent, entries, ticks;
@@ -116,6 +117,9 @@ static void region_close(uint64_t id)
 
 int mpiscope_region_control(int level, const char *name, size_t len)
 {
+    /* A long name is cut (on a UTF-8 character boundary) before hashing, so
+     * the id is always the FNV-1a of the name written to META. */
+    len = mpiscope_utf8_cut(name, len, REGION_NAME_MAX - 1);
     uint64_t id = fnv1a64(name, len);
     if (level == 1)
         region_open(id, name, len);
