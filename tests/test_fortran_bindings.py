@@ -49,6 +49,32 @@ REGION_CALLS = {
 }
 
 
+def expected_bytes(nranks: int) -> dict[str, list[tuple[int, int]]]:
+    """Function -> (bytes sent, bytes received) per rank, by the roles in runtime/functions.py.
+
+    Sends count count x type size; posted receives their size; blocking
+    receives the size in the status (0 from MPI_PROC_NULL); MPI_IN_PLACE sends
+    nothing; a Bcast root sends, the others receive; a Gather root receives
+    one block per rank.
+    """
+    out: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for r in range(nranks):
+        line_sent = 8 * 4 if r + 1 < nranks else 0
+        line_recv = 8 * 4 if r > 0 else 0
+        bottom = 3 * 4 + 2 * 8
+        rows = {
+            "MPI_Send": (400, 0), "MPI_Recv": (0, 400),
+            "MPI_Isend": (4 * 400 + 2 * 16, 0), "MPI_Irecv": (0, 4 * 400 + 2 * 16),
+            "MPI_Allreduce": (0 + 4 + 4, 80 + 4 + 4),
+            "MPI_Bcast": (128, 0) if r == 0 else (0, 128),
+            "MPI_Sendrecv": (line_sent + 64 + bottom, line_recv + 64 + bottom),
+            "MPI_Gather": (8, 8 * nranks if r == 0 else 0),
+        }
+        for name, pair in rows.items():
+            out[name].append(pair)
+    return dict(out)
+
+
 def expected_peers(nranks: int) -> dict[tuple[int, int], list[int]]:
     """(rank, world peer) -> [messages, bytes] of the programs' point-to-point sends."""
     peers: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
@@ -153,6 +179,11 @@ def test_binding_counts_exactly_once(impl, nranks, binding, tmp_path_factory):
         else:
             assert per_rank.tolist() == [want] * nranks, f"{name}: {per_rank.tolist()}"
     assert peer_table(prof) == expected_peers(nranks)
+    for fname, want in expected_bytes(nranks).items():
+        rows = prof.funcs[prof.funcs["func"] == prof.func_id(fname)]
+        sent = np.bincount(rows["rank"], weights=rows["bytes_sent"], minlength=nranks)
+        recv = np.bincount(rows["rank"], weights=rows["bytes_recv"], minlength=nranks)
+        assert list(zip(sent.astype(int).tolist(), recv.astype(int).tolist())) == want, fname
 
     names = prof.functions
     for region, want in REGION_CALLS.items():
