@@ -42,3 +42,16 @@ PROGRAMS = {"rma": rma, "mpiio": mpiio}
 @pytest.mark.parametrize("program", sorted(PROGRAMS))
 def test_exact_traffic(runner, impl, program):  # noqa: F811
     check_program(runner, impl, program, PROGRAMS[program])
+
+
+def test_io_files_record_the_collective_open(runner, impl):  # noqa: F811
+    """META io_files: the one file mpiio.c opened, with its aggregator hints as the
+    MPI-IO layer reports them (ROMIO does; a hint it lacks is null)."""
+    prof = runner.run(impl, "mpiio").profile
+    files = prof.meta["io_files"]
+    assert [f["name"] for f in files] == ["mpiio.dat"]
+    hints = files[0]
+    assert set(hints) == {"name", "cb_nodes", "cb_config_list", "romio_cb_write"}
+    assert all(v is None or isinstance(v, str) for v in hints.values())
+    if impl == "mpich":  # ROMIO
+        assert int(hints["cb_nodes"]) >= 1 and hints["cb_config_list"]
