@@ -178,7 +178,7 @@ def test_halo_strategies_same_peer_traffic_and_checksum(impl, nranks, tmp_path):
         np.testing.assert_array_equal(peer_matrix(prof, "msgs"), msgs, err_msg=halo)
         np.testing.assert_array_equal(peer_matrix(prof, "bytes"), nbytes, err_msg=halo)
         # All point-to-point traffic is in the halo region.
-        sent = per_rank(prof, "bytes_sent", kind="p2p", region="halo")
+        sent = per_rank(prof, "bytes_sent", region="halo")
         np.testing.assert_array_equal(sent, nbytes.sum(axis=1), err_msg=halo)
     # ... and the same RESULT line as one rank computing the whole grid.
     assert lines == {result(impl, 1, "stencil", "--grid", "36x28", "--steps", steps,
