@@ -163,15 +163,18 @@ def _p2p(prof: Profile, ppn: int | None) -> dict:
     return out
 
 
-def _descendants(regions: np.ndarray) -> dict[int, set[int]]:
-    """Region id -> itself and every region nested in it (from REGIONS parent links)."""
-    pairs = np.unique(np.stack([regions["region"], regions["parent"]], axis=1), axis=0) \
-        if len(regions) else np.zeros((0, 2), np.uint64)
+def _descendants(regions: np.ndarray, ids: list[int]) -> dict[int, set[int]]:
+    """Region id -> itself and every region nested in it (from REGIONS parent links).
+
+    Arguments:
+        regions: fmt.REGION records; ids: the distinct region ids among them.
+    """
     children: dict[int, set[int]] = {}
-    for rid, parent in pairs.tolist():
-        children.setdefault(parent, set()).add(rid)
+    for rid in ids:  # one vectorized pass per region: there are few regions, many records
+        for parent in np.unique(regions["parent"][regions["region"] == rid]).tolist():
+            children.setdefault(parent, set()).add(rid)
     out = {}
-    for rid in {int(r) for r in pairs[:, 0]}:
+    for rid in ids:
         seen, todo = {rid}, [rid]
         while todo:
             for c in children.get(todo.pop(), ()):
@@ -202,9 +205,10 @@ def _regions(prof: Profile, only: int | None, mpi_total: float) -> list[dict]:
     regs = prof.regions
     if len(regs) == 0:
         return out
-    nested = _descendants(regs)
+    ids = np.unique(regs["region"]).tolist()
+    nested = _descendants(regs, ids)
     funcs = prof.funcs
-    for rid in np.unique(regs["region"]).tolist():
+    for rid in ids:
         if only is not None and rid != only:
             continue
         mine = regs[regs["region"] == rid]

@@ -31,21 +31,19 @@ def function_table(funcs: np.ndarray, nranks: int, names: list[str], kinds: list
         mpi_total: seconds of MPI time over all ranks (the % denominator).
         select: optional boolean mask of the records to use (e.g. one region);
             only the needed columns of the selected records are gathered.
+    Returns:
+        dicts (see docs/report.md, FUNCTION), most time first.
     """
-    idx = np.arange(len(funcs)) if select is None else np.flatnonzero(select)
-    if len(idx) == 0:
+    idx = None if select is None else np.flatnonzero(select)
+    fid = funcs["func"] if idx is None else funcs["func"][idx]
+    if len(fid) == 0:
         return []
-    # Radix sort on the u16 function id: O(records), then one slice per function.
-    fid = funcs["func"][idx]
-    order = np.argsort(fid, kind="stable")
-    idx, fid = idx[order], fid[order]
-    bounds = np.flatnonzero(np.diff(fid)) + 1
-    starts = np.concatenate(([0], bounds))
-    ends = np.concatenate((bounds, [len(fid)]))
     rows = []
-    for lo, hi in zip(starts, ends):
-        g = idx[lo:hi]
-        f = int(fid[lo])
+    # One comparison pass per function present (a program uses few), no sort.
+    for f in np.flatnonzero(np.bincount(fid)).tolist():
+        g = np.flatnonzero(fid == f)
+        if idx is not None:
+            g = idx[g]
         time = funcs["time"][g]
         stats = sparse_rank_stats(funcs["rank"][g], time, nranks)
         rows.append(_row(names[f], kinds[f] if f < len(kinds) else "other",
