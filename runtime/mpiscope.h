@@ -269,7 +269,10 @@ typedef struct {
 void mpiscope_write_profile(mpiscope_final_t *f);
 void mpiscope_meta_common(mpiscope_final_t *f, mpiscope_buf_t *b, const char *job_id,
                           const mpiscope_set_t *regions, const mpiscope_set_t *iofiles);
-int mpiscope_open_output(mpiscope_final_t *f, MPI_File *fh, char *path, size_t cap, char *job_id);
+#define MPISCOPE_PATH_MAX 4096
+void mpiscope_counts_and_name(mpiscope_final_t *f, const uint64_t *counts, uint64_t *totals, int n,
+                              char *path, size_t cap, char *job);
+int mpiscope_open_output(mpiscope_final_t *f, MPI_File *fh, const char *path);
 int mpiscope_write_pieces(mpiscope_final_t *f, MPI_File fh, const uint64_t *off, const uint64_t *len,
                           const void *const *ptr, int n);
 void mpiscope_write_summary(mpiscope_final_t *f);

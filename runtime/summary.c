@@ -62,7 +62,8 @@ void mpiscope_write_summary(mpiscope_final_t *f)
     uint64_t counts[3] = {mpiscope_regions_count() - 1, 0, f->overflow != 0}, totals[3];
     mpiscope_entry_t io_probe[64];
     counts[1] = mpiscope_io_files_entries(io_probe, 64);
-    PMPI_Allreduce(counts, totals, 3, MPI_UINT64_T, MPI_SUM, f->comm);
+    char path[MPISCOPE_PATH_MAX] = "", job[256] = "";
+    mpiscope_counts_and_name(f, counts, totals, 3, path, sizeof path, job);
     mpiscope_set_t fkeys, hkeys, regions, iofiles;
     mpiscope_set_union(f->comm, fk, t->nused, 1, &fkeys);
     mpiscope_set_union(f->comm, hk, t->nhused, 1, &hkeys);
@@ -119,9 +120,8 @@ void mpiscope_write_summary(mpiscope_final_t *f)
     mpiscope_summary_t *sum = NULL;
     mpiscope_hist_t *hist = NULL;
     mpiscope_buf_t head = {0}, meta = {0};
-    char path[4096] = "", job[256] = "";
     MPI_File fh = MPI_FILE_NULL;
-    if (mpiscope_open_output(f, &fh, path, sizeof path, job)) {
+    if (mpiscope_open_output(f, &fh, path)) {
         enum { NSEC = 3 };
         uint64_t off_sum = 64 + 32 * NSEC, off_hist = off_sum + 56 * N, off_meta = off_hist + 32 * H;
         uint64_t nsum = 0, nhist = 0;

@@ -3,10 +3,10 @@
  * by all ranks together at MPI_Finalize.
  *
  * Each rank turns its tables into records; one MPI_Allreduce gives the
- * section totals, one MPI_Exscan each rank's first record in every section;
- * rank 0 picks the file name (never overwriting) and broadcasts it; the file
+ * section totals (and carries the file name rank 0 picked, never an existing
+ * one), one MPI_Exscan each rank's first record in every section; the file
  * is opened collectively with MPI_MODE_EXCL and every rank writes its own
- * records with MPI_File_write_at_all. No rank gathers another's records.
+ * records with one MPI_File_write_at_all. No rank gathers another's records.
  *
  * RATIONALE: sections are laid out header, section table, RANKS, FUNCS,
  * HIST, PEERS, REGIONS, NODES, META, so every offset but META's end follows
@@ -84,20 +84,43 @@ static void job_id(char *out, size_t cap)
     snprintf(out, cap, "%s-%d", ts, (int)getpid());
 }
 
-/* Rank 0 names the file, all ranks open it (MPI_MODE_EXCL: an existing file
- * is never overwritten) and agree on the result. Returns 1 if open. */
-int mpiscope_open_output(mpiscope_final_t *f, MPI_File *fh, char *path, size_t cap, char *job)
+/* Rank 0 picks a name no file has yet (into path; job gets the job id). */
+static void pick_name(char *path, size_t cap, char *job)
 {
+    char prog[256];
+    program_name(prog, sizeof prog);
+    job_id(job, 256);
+    const char *dir = mpiscope_settings.DIR_value;
+    snprintf(path, cap, "%s/%s.%s.mpiscope", dir, prog, job);
+    for (int k = 1; access(path, F_OK) == 0 && k < 100000; k++)
+        snprintf(path, cap, "%s/%s.%s.%d.mpiscope", dir, prog, job, k);
+}
+
+/* MPI_Allreduce(SUM) of n counts that also carries rank 0's file name to
+ * every rank (the others add zeros), so naming costs no collective of its
+ * own. */
+void mpiscope_counts_and_name(mpiscope_final_t *f, const uint64_t *counts, uint64_t *totals, int n,
+                              char *path, size_t cap, char *job)
+{
+    enum { WORDS = MPISCOPE_PATH_MAX / 8 };
+    uint64_t *in = calloc((size_t)n + WORDS, 8), *out = calloc((size_t)n + WORDS, 8);
+    memcpy(in, counts, sizeof(uint64_t) * (size_t)n);
     if (f->rank == 0) {
-        char prog[256];
-        program_name(prog, sizeof prog);
-        job_id(job, 256);
-        const char *dir = mpiscope_settings.DIR_value;
-        snprintf(path, cap, "%s/%s.%s.mpiscope", dir, prog, job);
-        for (int k = 1; access(path, F_OK) == 0 && k < 100000; k++)
-            snprintf(path, cap, "%s/%s.%s.%d.mpiscope", dir, prog, job, k);
+        pick_name(path, cap < MPISCOPE_PATH_MAX ? cap : MPISCOPE_PATH_MAX, job);
+        memcpy(in + n, path, strnlen(path, MPISCOPE_PATH_MAX - 1));
     }
-    PMPI_Bcast(path, (int)cap, MPI_CHAR, 0, f->comm);
+    PMPI_Allreduce(in, out, n + WORDS, MPI_UINT64_T, MPI_SUM, f->comm);
+    memcpy(totals, out, sizeof(uint64_t) * (size_t)n);
+    memcpy(path, out + n, MPISCOPE_PATH_MAX - 1 < cap ? MPISCOPE_PATH_MAX - 1 : cap - 1);
+    path[cap - 1 < MPISCOPE_PATH_MAX - 1 ? cap - 1 : MPISCOPE_PATH_MAX - 1] = 0;
+    free(in);
+    free(out);
+}
+
+/* All ranks open path (MPI_MODE_EXCL: an existing file is never
+ * overwritten) and agree on the result. Returns 1 if open everywhere. */
+int mpiscope_open_output(mpiscope_final_t *f, MPI_File *fh, const char *path)
+{
     int rc = PMPI_File_open(f->comm, path, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_EXCL,
                             MPI_INFO_NULL, fh);
     int ok = rc == MPI_SUCCESS, all = 0;
@@ -112,7 +135,7 @@ int mpiscope_open_output(mpiscope_final_t *f, MPI_File *fh, char *path, size_t c
         fprintf(stderr, "mpiscope: warning: cannot write the profile %s: %s; no profile written\n",
                 path, msg);
     }
-    if (ok)      /* opened here but not everywhere: close only if every rank opened it */
+    if (ok)      /* opened here but not everywhere: leave it (closing is collective) */
         *fh = MPI_FILE_NULL;
     return 0;
 }
@@ -371,7 +394,8 @@ void mpiscope_write_profile(mpiscope_final_t *f)
     mpiscope_entry_t io_probe[64];
     counts[W_IOFILES] = mpiscope_io_files_entries(io_probe, 64);
     uint64_t totals[W_NCOUNTS], first[W_NCOUNTS];
-    PMPI_Allreduce(counts, totals, W_NCOUNTS, MPI_UINT64_T, MPI_SUM, f->comm);
+    char path[MPISCOPE_PATH_MAX] = "", job[256] = "";
+    mpiscope_counts_and_name(f, counts, totals, W_NCOUNTS, path, sizeof path, job);
     PMPI_Exscan(counts, first, W_NCOUNTS, MPI_UINT64_T, MPI_SUM, f->comm);
     if (f->rank == 0)
         memset(first, 0, sizeof first);
@@ -394,9 +418,8 @@ void mpiscope_write_profile(mpiscope_final_t *f)
     mpiscope_set_t regions, iofiles;
     mpiscope_named_sets(f, totals[W_NAMED], totals[W_IOFILES], &regions, &iofiles);
 
-    char path[4096] = "", job[256] = "";
     MPI_File fh = MPI_FILE_NULL;
-    if (mpiscope_open_output(f, &fh, path, sizeof path, job)) {
+    if (mpiscope_open_output(f, &fh, path)) {
         enum { NSEC = 7 };
         const uint64_t P = (uint64_t)f->size;
         uint64_t off_ranks = 64 + 32 * NSEC;
