@@ -80,8 +80,8 @@ def p2p_probe(P: int, polls: dict) -> Expect:
         e.call(r, "MPI_Barrier", calls=2)
         for n in (36, 44, 52):
             e.call(r, "MPI_Isend", n).msg(r, right, n)
-        e.call(r, "MPI_Wait", calls=3)
-        e.call(r, "MPI_Mprobe").call(r, "MPI_Mrecv", recv=36).call(r, "MPI_Mrecv", recv=44)
+        e.call(r, "MPI_Wait", calls=4)
+        e.call(r, "MPI_Mprobe").call(r, "MPI_Mrecv", recv=36).call(r, "MPI_Imrecv", recv=44)
         e.poll(r, "MPI_Improbe", polls).poll(r, "MPI_Iprobe", polls)
         e.call(r, "MPI_Recv", recv=52)
     return e

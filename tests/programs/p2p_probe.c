@@ -6,7 +6,7 @@
  *     MPI_Recv(ANY_SOURCE, ANY_TAG) with room for P ints, P-1 times.
  *   3 ring: Isend 9 ints to right (tag 20); MPI_Mprobe(left) + MPI_Mrecv; Wait.
  *   4 ring: Isend 11 ints to right (tag 21); MPI_Improbe(ANY_SOURCE) until found
- *     (polled) + MPI_Mrecv; Wait.
+ *     (polled) + MPI_Imrecv + Wait; Wait.
  *   5 ring: Isend 13 ints to right (tag 22); MPI_Iprobe(left, ANY_TAG) until found
  *     (polled) + MPI_Recv; Wait.
  * Sends in 1 and 2 are blocking MPI_Send (rank 0 receives in any order); an
@@ -89,7 +89,9 @@ int main(int argc, char **argv)
         MPI_Improbe(MPI_ANY_SOURCE, 21, MPI_COMM_WORLD, &flag, &msg, &st);
     known_polls(rank, "MPI_Improbe", polls);
     ok &= st.MPI_SOURCE == left;
-    MPI_Mrecv(buf, 11, MPI_INT, &msg, MPI_STATUS_IGNORE);
+    MPI_Request rreq;
+    MPI_Imrecv(buf, 11, MPI_INT, &msg, &rreq);
+    MPI_Wait(&rreq, MPI_STATUS_IGNORE);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     check += take(buf, 11, left, 21, &ok);
 
