@@ -81,6 +81,7 @@ def test_aggregators_spread_and_crowded(tmp_path):
     import json
     rep = json.loads(proc.stdout)[0]
     assert rep["aggregators"] == [0, 8, 16, 24] and not rep["crowded"]
+    assert rep["aggregator_io_bytes"] == [4096] * 4 and rep["collective_io_bytes"] == 32 * 4096
     # The WRF case (seed 000): after a reorder that puts ranks 0, 8, 16, 24
     # together, stride-chosen aggregators share one node; ROMIO's stay apart.
     order = tmp_path / "reorder"
@@ -123,3 +124,25 @@ def test_real_stencil_run_from_profile(tmp_path):
     # 4x4 grid, 2x2 blocks: 16 of 48 neighbour pairs cross nodes (the optimum).
     per_pair = p.peers["msgs"].max()
     assert off.off_msgs == 16 * per_pair < smp.off_msgs
+
+
+def test_real_mpiio_run_aggregators(impl, nranks, tmp_path):
+    """The stencil mini-app writing with MPI-IO: the file and its hints reach the report."""
+    app = mpitest.native.program(impl, "examples/stencil")
+    mpitest.run(mpitest.mpiscope_cmd("run", "--", *mpitest.launcher(impl, nranks), str(app),
+                                     "--grid", "32x32", "--steps", "4", "--io", "mpiio",
+                                     "--io-every", "2", "--io-file", "field.dat"),
+                cwd=tmp_path, timeout=240)
+    prof = next(tmp_path.glob("*.mpiscope"))
+    ppn = nranks // 2
+    import json
+    proc = place("aggregators", str(prof), "--ppn", str(ppn), "--json")
+    assert proc.returncode == 0, proc.stderr
+    rep = [f for f in json.loads(proc.stdout) if f["name"].endswith("field.dat")]
+    assert len(rep) == 1
+    f = rep[0]
+    assert f["ranks_with_collective_io"] == nranks and f["collective_io_bytes"] > 0
+    hinted = f["cb_config_list"] is not None
+    if impl == "mpich":  # ROMIO reports its hints: one aggregator per node
+        assert hinted and f["cb_nodes"] >= 1
+    assert f["distinct_nodes"] == len(set(f["nodes"])) and not f["crowded"]

@@ -71,11 +71,14 @@ def aggregator_ranks(node: np.ndarray, cb_nodes: int, cb_config_list: str | None
 
 
 def aggregator_report(profile, node: np.ndarray, rule: str = "romio") -> list[dict]:
-    """Per collectively opened file: its hints, aggregators, their nodes, a warning if crowded."""
+    """Per collectively opened file: its hints, aggregators, their nodes and the
+    bytes they passed to collective MPI-IO calls (all files together: the
+    profile keeps bytes per function, not per file), a warning if crowded."""
     files = profile.meta.get("io_files") or []
     if not files:
         raise UserError("the profile records no collectively opened MPI-IO file")
     nnodes = int(node.max()) + 1 if len(node) else 0
+    io_bytes = collective_io_bytes(profile)
     out = []
     for f in files:
         cb_nodes = int(f.get("cb_nodes") or nnodes or 1)
@@ -83,8 +86,12 @@ def aggregator_report(profile, node: np.ndarray, rule: str = "romio") -> list[di
         used = sorted(set(int(node[r]) for r in ranks))
         want = min(len(ranks), nnodes)
         entry = {"name": f.get("name", "?"), "cb_nodes": cb_nodes,
+                 "cb_nodes_hint": f.get("cb_nodes"),
                  "cb_config_list": f.get("cb_config_list"), "rule": rule,
                  "aggregators": ranks.tolist(), "nodes": [int(node[r]) for r in ranks],
+                 "aggregator_io_bytes": [int(io_bytes[r]) for r in ranks],
+                 "ranks_with_collective_io": int(np.count_nonzero(io_bytes)),
+                 "collective_io_bytes": int(io_bytes.sum()),
                  "distinct_nodes": len(used), "crowded": len(used) < want}
         if entry["crowded"]:
             entry["warning"] = (f"{len(ranks)} aggregators of {entry['name']} sit on "

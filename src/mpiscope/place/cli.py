@@ -256,9 +256,11 @@ def aggregators(
         print(json.dumps(report, indent=1))
         return
     for f in report:
-        print(f"{f['name']}: cb_nodes={f['cb_nodes']} cb_config_list={f['cb_config_list']} "
-              f"rule={f['rule']}")
-        for i, (r, n) in enumerate(zip(f["aggregators"], f["nodes"])):
-            print(f"  AGG {i:4d}  rank {r:6d}  node {n}")
+        assumed = "" if f["cb_nodes_hint"] is not None else " (no hint: one per node assumed)"
+        print(f"{f['name']}: cb_nodes={f['cb_nodes']}{assumed} cb_config_list={f['cb_config_list']} "
+              f"rule={f['rule']}; collective I/O: {f['collective_io_bytes']} B from "
+              f"{f['ranks_with_collective_io']} ranks (all files)")
+        for i, (r, n, b) in enumerate(zip(f["aggregators"], f["nodes"], f["aggregator_io_bytes"])):
+            print(f"  AGG {i:4d}  rank {r:6d}  node {n:5d}  {b} B")
         if f["crowded"]:
             print(f"  warning: {f['warning']}")
