@@ -97,3 +97,12 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, name: str, message:
     assert proc.returncode != 0
     errors = [ln for ln in proc.stderr.splitlines() if ln.startswith(f"{name}: error:")]
     assert len(errors) == 1 and message in errors[0], proc.stderr
+
+
+def mix(bits: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """examples/common/miniapp.c:miniapp_mix over uint64 arrays."""
+    with np.errstate(over="ignore"):
+        z = bits ^ (index * np.uint64(0x9E3779B97F4A7C15))
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))

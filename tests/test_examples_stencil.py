@@ -8,27 +8,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exampleapps import (assert_one_line_error, peer_matrix, per_rank, profiled, result,
+from exampleapps import (assert_one_line_error, mix, peer_matrix, per_rank, profiled, result,
                          result_fields, run_app)
 
 HALOS = ("bsbr", "sere", "isbr", "isir", "iris")
-M64 = (1 << 64) - 1
-
-
-def _mix(bits: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """examples/common/miniapp.c:miniapp_mix over uint64 arrays."""
-    with np.errstate(over="ignore"):
-        z = bits ^ (index * np.uint64(0x9E3779B97F4A7C15))
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
 
 
 def reference_field(grid: tuple[int, ...], points: int, steps: int) -> np.ndarray:
     """The heat equation the app solves, in numpy: interior field, C order (z, y, x)."""
     shape = tuple(reversed(grid))
     k = np.arange(int(np.prod(grid)), dtype=np.uint64)
-    init = (_mix(np.zeros_like(k), k) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+    init = (mix(np.zeros_like(k), k) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
     u = np.zeros(tuple(s + 2 for s in shape))
     u[..., 0] = 1.0                         # fixed boundary: 1 on the low-x face
     inner = tuple(slice(1, -1) for _ in shape)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exampleapps import assert_one_line_error, per_rank, profiled, result, result_fields, run_app
-from test_examples_stencil import _mix
+from exampleapps import (assert_one_line_error, mix, per_rank, profiled, result, result_fields,
+                         run_app)
 
 MASK = np.uint64((1 << 20) - 1)
 
@@ -17,7 +17,7 @@ MASK = np.uint64((1 << 20) - 1)
 def reference_mean(nlon: int, nlat: int, nlev: int, steps: int, work: int) -> float:
     """Mean of the last step's zonal means, as examples/zonal/zonal.c computes the field."""
     g = np.arange(nlon * nlat * nlev, dtype=np.uint64)
-    v = _mix(np.zeros_like(g), g) & MASK
+    v = mix(np.zeros_like(g), g) & MASK
     with np.errstate(over="ignore"):
         for step in range(1, steps + 1):
             for _ in range(work):
