@@ -75,7 +75,8 @@ def grid(
                                        help="Cell dimensions (ranks of a cell are listed "
                                             "together); one number = a cell of that many ranks."),
     per_line: Optional[int] = typer.Option(None, "-n", metavar="N",
-                                           help="Ranks per output line (default: one cell per line)."),
+                                           help="Ranks per output line (default: one cell per line; "
+                                                "16 with -H and no -c)."),
     max_rank: Optional[int] = typer.Option(None, "-m", metavar="MAX",
                                            help="Largest rank to list: ranks above are left out, "
                                                 "ranks past the grid up to MAX appended."),
