@@ -86,8 +86,8 @@ def hilbert(extents: tuple[int, ...], fast_dims: list[int]) -> np.ndarray:
     """Points of the box in Hilbert order (of the enclosing power-of-two cube)."""
     pts = _digits(extents, fast_dims)
     bits = max(int(e - 1).bit_length() for e in extents)
-    # The curve's first axis is the slowest dimension so that, like -Z, the
-    # fastest dimension varies first along the curve.
+    # The curve's axes are the dimensions from slowest to fastest, so its
+    # orientation follows the numbering (-C / -R) as -Z's rows do.
     key = hilbert_index(pts[:, list(reversed(fast_dims))], bits)
     return pts[np.argsort(key, kind="stable")]
 
