@@ -96,3 +96,10 @@ def test_every_format_reads_back_to_the_same_order(tmp_path):
         else:  # host files keep the node of each rank, not the order inside a node
             assert [sorted(seq[i:i + 4]) for i in range(0, 16, 4)] == \
                 [sorted(want[i:i + 4]) for i in range(0, 16, 4)], fmt
+
+
+def test_too_large_grid_is_a_user_error():
+    for args in (["grid", "-R", "-c", "2,2", "-g", "100000,100000"],
+                 ["auto", "--grid", "100000,100000", "-n", "4"]):
+        proc = place(*args)
+        assert proc.returncode == 2 and "more than mpiscope place handles" in proc.stderr

@@ -30,6 +30,8 @@ from .curves import CURVES
 
 # Ranks per output line when neither -n nor -c says.
 DEFAULT_RANKS_PER_LINE = 16
+# Largest grid handled: orders and coordinates are held in memory (~1 GiB here).
+MAX_RANKS = 1 << 26
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,13 @@ def parse_dims(text: str, what: str) -> tuple[int, ...]:
     return dims
 
 
+def check_size(grid: tuple[int, ...]) -> None:
+    """UserError for a grid too large to hold in memory."""
+    if math.prod(grid) > MAX_RANKS:
+        raise UserError(f"a grid of {math.prod(grid):,} ranks is more than mpiscope place "
+                        f"handles ({MAX_RANKS:,})")
+
+
 def fast_dims(ndim: int, major: str) -> list[int]:
     """Dimensions from fastest to slowest-changing rank number."""
     return list(range(ndim)) if major == "C" else list(range(ndim - 1, -1, -1))
@@ -101,6 +110,7 @@ def make_spec(grid: str, cell: str | None, major: str, curve: str = "Z",
               max_rank: int | None = None, ranks_per_line: int | None = None) -> GridSpec:
     """Validate grid_order's options and build a GridSpec (UserError on bad input)."""
     g = parse_dims(grid, "-g")
+    check_size(g)
     if major not in ("C", "R"):
         raise UserError("give -C (column-major) or -R (row-major) numbering")
     if curve not in CURVES:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UserError
-from .grid_order import fast_dims, rank_of_coords as ranks_of_coords
+from .grid_order import check_size, fast_dims, rank_of_coords as ranks_of_coords
 
 # points -> (dimensions, whether diagonal neighbours are included)
 STENCILS = {5: (2, False), 9: (2, True), 7: (3, False), 27: (3, True)}
@@ -61,6 +61,7 @@ def make_stencil(grid: tuple[int, ...], points: int, periodic: bool | tuple[bool
                         f"not {'x'.join(map(str, grid))}")
     if any(n < 1 for n in grid):
         raise UserError("grid dimensions must be >= 1")
+    check_size(tuple(grid))
     if isinstance(periodic, bool):
         periodic = (periodic,) * ndim
     if len(periodic) != ndim:
