@@ -110,6 +110,7 @@ def method(
     elif number in (0, 1, 2):
         if ranks is None or ranks < 1:
             raise UserError("--ranks N (>= 1) is required for methods 0-2")
+        go.check_size((ranks,))
         order = method_order(number, ranks, ppn)
     else:
         raise UserError(f"placement method must be 0, 1, 2 or 3, not {number}")
