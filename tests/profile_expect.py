@@ -1,7 +1,8 @@
 """Exact expectations for the profiles of the test programs in tests/programs/.
 
-A test describes, per rank, every MPI call a program makes that moves data
-(function, region, bytes sent and received) and every point-to-point message
+A test describes, per rank, every communication call a program makes (data
+movement, completion, probe, one-sided synchronization, I/O: function, region,
+calls, bytes sent and received) and every point-to-point message
 (sender, world-rank destination, bytes) in an :class:`Expect`; then
 :func:`assert_profile` compares it with what the runtime wrote:
 
