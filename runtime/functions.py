@@ -70,7 +70,7 @@ ROLES = {
     "start": ("pre", "a start of a persistent request: its bytes (and, for a send, its message to the peer)"),
     "startall": ("pre", "start for each of count requests"),
     "free_request": ("pre", "forget a persistent request"),
-    "free_type": ("pre", "a datatype handle dies: forget the cached type sizes"),
+    "free_type": ("post", "a datatype handle died: forget the cached type sizes (after the free, so no thread can cache the dead type's size again)"),
     "free_comm": ("pre", "forget the communicator's cached rank translation (its handle may be reused)"),
     "file_open": ("post", "remember the MPI-IO hints of a file opened collectively (META io_files)"),
     "sync": ("pre", "MPISCOPE_SYNC=1: time a PMPI_Barrier(comm) first, as <function>:sync (blocking collectives only)"),

@@ -180,7 +180,7 @@ static inline void mpiscope_recv_status(mpiscope_call_t *c, int rc, MPI_Status *
 
 /* --- communicators, files, sync ------------------------------------------------- */
 
-#define MPISCOPE_PRE_free_type(c, type) __atomic_add_fetch(&mpiscope_type_gen, 1, __ATOMIC_RELAXED)
+#define MPISCOPE_POST_free_type(c, rc, type) __atomic_add_fetch(&mpiscope_type_gen, 1, __ATOMIC_RELEASE)
 #define MPISCOPE_PRE_free_comm(c, comm) \
     do { if (comm) mpiscope_comm_forget(*(comm)); } while (0)
 #define MPISCOPE_POST_file_open(c, rc, comm, filename, fh) \
