@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
     ):
         """Print Cray-profiler-style tables of a profile: time split into compute, MPI,
         wait and collective sync with min/max/avg/minPE/maxPE and imbalance; per MPI
-        function; message sizes; on-/off-node traffic; top pairs; regions."""
+        function; message sizes; on-/off-node traffic; top pairs; regions; MPI-IO hints."""
         from rich.console import Console
 
         from .reader import read
