@@ -39,4 +39,4 @@ $B plot $R/mpimem-openmpi.json $R/mpimem-mpich.json -o $I/bench-mpimem.png $F
 $B plot $R/io-openmpi.json -o $I/bench-io.png $F
 $B plot $R/startup-openmpi.json $R/startup-mpich.json -o $I/bench-startup.png $F
 
-python3 bench/crosscheck_mpi4py.py --np 2 --max-size 1048576 --repeats 5 > $R/crosscheck.md
+python3 bench/crosscheck_mpi4py.py --np 2 --max-size 1048576 --iters 1000 --skip 100 --repeats 3 > $R/crosscheck.md

@@ -115,6 +115,7 @@ def bar_plot(ax, categories: Sequence[str], groups: dict[str, Sequence[float]], 
     ax.set_xticks(x, list(categories))
     if logy:
         ax.set_yscale("log")
+        _plain_log_ticks(ax.yaxis)
     _finish(ax, "", ylabel, title, legend=len(groups) > 1)
 
 

@@ -113,13 +113,14 @@ def _halo(result: dict):
         s = []
         for (st, c), g in groups.items():
             series = _stat_series(f"{st}" + (f" +{c:g}us compute" if c else ""), g, "size",
-                                  "time_us")
+                                  "time_best_us" if "time_best_us_avg" in g[0] else "time_us")
             series.style = {"color": f"C{strategies.index(st)}", "linestyle": "--" if c else "-"}
             s.append(series)
         grid = rs[0].get("grid", "")
         out.append(lambda ax, s=s, nb=nb, grid=grid: plots.line_plot(
             ax, s, xlabel="bytes per neighbour", ylabel="time per exchange (us)", logx=True,
-            logy=True, sizes=True, title=f"{nb} neighbours, grid {grid}"))
+            logy=True, sizes=True,
+            title=f"{nb} neighbours, {grid} grid: fastest batch, min..max band"))
     return out
 
 
