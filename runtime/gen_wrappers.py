@@ -81,10 +81,12 @@ def emit_ids(mod, functions) -> str:
     out.append("/* Histogram slot of each function that moves data (-1: none). */\nenum mpiscope_hist_slot {\n")
     out += [f"    MPISCOPE_HIST_{n} = {i},\n" for n, i in hist.items()]
     out.append(f"    MPISCOPE_NHIST = {len(hist)}\n}};\n\n")
+    out.append("#pragma GCC visibility push(hidden)\n")
     out.append("extern const char *const mpiscope_func_names[MPISCOPE_NIDS];\n")
     out.append("extern const char *const mpiscope_func_kinds[MPISCOPE_NIDS];\n")
     out.append("extern const unsigned char mpiscope_func_kind_ids[MPISCOPE_NIDS];\n")
-    out.append("extern const short mpiscope_func_hist[MPISCOPE_NIDS];\n\n#endif\n")
+    out.append("extern const short mpiscope_func_hist[MPISCOPE_NIDS];\n")
+    out.append("#pragma GCC visibility pop\n\n#endif\n")
     return "".join(out)
 
 

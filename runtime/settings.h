@@ -30,6 +30,8 @@
     X(MAX_COMMS, int, "1024", "16..1048576",                                                      \
       "communicators whose rank translation is cached at the same time")
 
+#pragma GCC visibility push(hidden)
+
 typedef struct {
 #define MPISCOPE_SETTING_FIELD(name, type, def, range, doc) long name;
     MPISCOPE_SETTINGS(MPISCOPE_SETTING_FIELD)
@@ -45,5 +47,7 @@ void mpiscope_settings_read(mpiscope_settings_t *s, int warn);
 /* Append the settings in effect to a JSON object being built (no braces). */
 struct mpiscope_buf;
 void mpiscope_settings_json(const mpiscope_settings_t *s, struct mpiscope_buf *b);
+
+#pragma GCC visibility pop
 
 #endif
