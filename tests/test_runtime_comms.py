@@ -19,7 +19,8 @@ def datatypes(P: int, polls: dict) -> Expect:
     e = Expect(P)
     for r in range(P):
         left, right = ring(P, r)
-        for n in (48, 160, 63, 16):  # contiguous x4, vector x2, struct x3, indexed x1
+        # contiguous x4, vector x2, struct x3, indexed x1; then contiguous(k) x1, k = 1..4
+        for n in (48, 160, 63, 16, 4, 8, 12, 16):
             e.call(r, "MPI_Sendrecv", n, n).msg(r, right, n)
         e.call(r, "MPI_Bcast", 80 if r == 0 else 0, 0 if r == 0 else 80)
         e.call(r, "MPI_Allgather", 12, 12 * P)

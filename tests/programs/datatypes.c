@@ -4,7 +4,9 @@
  *   contiguous(3 ints) x4 = 48 B; vector(5 blocks of 2 doubles, stride 4) x2 = 160 B;
  *   struct {int; double[2]; char} x3 = 63 B; indexed(blocks 1 and 3 ints) x1 = 16 B;
  * then MPI_Bcast of 1 vector (80 B) from root 0 and MPI_Allgather of 1
- * contiguous(3 ints) (12 B) per rank.
+ * contiguous(3 ints) (12 B) per rank; then for k = 1..4 a contiguous(k ints)
+ * type is created, used once in an MPI_Sendrecv (4k B) and freed, so the next
+ * one likely reuses its handle: the bytes must follow the live type.
  */
 #include <mpi.h>
 #include <stddef.h>
@@ -92,6 +94,19 @@ int main(int argc, char **argv)
     for (int s = 0; s < size; s++)
         ok &= sr[3 * s] == s && sr[3 * s + 2] == 2 * s, check += sr[3 * s + 2];
     free(sr);
+
+    for (int k = 1; k <= 4; k++) {
+        MPI_Datatype t;
+        MPI_Type_contiguous(k, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        for (int i = 0; i < k; i++)
+            xo[i] = known_val(rank, 10 + k, i), xi[i] = -1;
+        MPI_Sendrecv(xo, 1, t, right, 10 + k, xi, 1, t, left, 10 + k, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        for (int i = 0; i < k; i++)
+            ok &= xi[i] == known_val(left, 10 + k, i), check += xi[i];
+        MPI_Type_free(&t);
+    }
 
     MPI_Type_free(&contig), MPI_Type_free(&vec), MPI_Type_free(&rec_t);
     MPI_Type_free(&rec_raw), MPI_Type_free(&idx);
