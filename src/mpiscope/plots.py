@@ -170,6 +170,8 @@ def side_by_side(columns: Sequence[Sequence[Panel]], column_titles: Sequence[str
             if row and all(a.get_yscale() == row[0].get_yscale() for a in row):
                 lo = min(a.get_ylim()[0] for a in row)
                 hi = max(a.get_ylim()[1] for a in row)
+                if row[0].get_yscale() == "log":  # keep markers at the edges visible
+                    lo, hi = lo / 1.15, hi * 1.15
                 for a in row:
                     a.set_ylim(lo, hi)
     for c, title in enumerate(column_titles):

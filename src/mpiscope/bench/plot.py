@@ -71,7 +71,7 @@ def _collectives(result: dict):
     out = []
     barrier = sorted(rows(result, "collectives", op="barrier"), key=lambda r: r["comm_size"])
     if barrier:
-        s = [_stat_series("barrier", barrier, "comm_size", "time_us")]
+        s = _with_best("barrier", barrier, "comm_size", "time_us", "time_best_us", "C0")
         out.append(lambda ax, s=s: plots.line_plot(
             ax, s, xlabel="communicator size", ylabel="time (us)", logx=True, logy=True,
             title="MPI_Barrier vs ranks (band: min..max over ranks)"))
