@@ -4,11 +4,12 @@
  * and HIST sections, docs/profile-format.md).
  *
  * The keys (function, region) and (function, bucket, region) differ by rank,
- * so their union is found first (binomial tree, merge.c) and broadcast; then
- * every rank fills one value per (key, metric), 0 where it has no such key,
- * and three reductions to rank 0 give the sums (with the count of non-zero
- * ranks), MPI_MINLOC and MPI_MAXLOC (ties go to the lowest rank, as MPI
- * defines them). Memory and messages are O(keys), never O(P).
+ * so their union -- together with the region names and MPI-IO files, in one
+ * binomial-tree merge (merge.c) -- is found first and broadcast; then every
+ * rank fills one value per (key, metric), 0 where it has no such key, and
+ * three reductions to rank 0 give the sums (with the count of non-zero ranks
+ * and the histogram sums), MPI_MINLOC and MPI_MAXLOC (ties go to the lowest
+ * rank, as MPI defines them). Memory and messages are O(keys), never O(P).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,12 +22,24 @@ typedef struct {
     int rank;
 } val_rank_t;
 
-static long find_key(const mpiscope_set_t *s, uint64_t a, uint64_t b)
+/* One union carries every kind of entry; the top two bits of `a` say which. */
+#define KEY_FUNC (1ull << 62)    /* a = id, b = region */
+#define KEY_HIST (2ull << 62)    /* a = id << 8 | bucket, b = region */
+#define KEY_NAME (3ull << 62)    /* region name: b = id; a | 1: MPI-IO file, b = name key */
+#define KEY_BITS(a) ((a) & (3ull << 62))
+#define KEY_VALUE(a) ((a) & ((1ull << 62) - 1))
+
+typedef struct {
+    const mpiscope_entry_t *e;
+    size_t n;
+} keys_t;
+
+static long find_key(keys_t k, uint64_t a, uint64_t b)
 {
-    long lo = 0, hi = (long)s->n - 1;
+    long lo = 0, hi = (long)k.n - 1;
     while (lo <= hi) {
         long mid = (lo + hi) / 2;
-        const mpiscope_entry_t *e = &s->e[mid];
+        const mpiscope_entry_t *e = &k.e[mid];
         if (e->a == a && e->b == b)
             return mid;
         if (e->a < a || (e->a == a && e->b < b))
@@ -37,44 +50,85 @@ static long find_key(const mpiscope_set_t *s, uint64_t a, uint64_t b)
     return -1;
 }
 
+/* The entries of the sorted union whose top bits are `bits` (contiguous). */
+static keys_t keys_of(const mpiscope_set_t *all, uint64_t bits)
+{
+    keys_t k = {NULL, 0};
+    for (size_t i = 0; i < all->n; i++)
+        if (KEY_BITS(all->e[i].a) == bits) {
+            if (!k.e)
+                k.e = &all->e[i];
+            k.n++;
+        }
+    return k;
+}
+
 void mpiscope_write_summary(mpiscope_final_t *f)
 {
     mpiscope_thread_t *t = f->t;
     const double spt = f->sec_per_tick;
 
-    /* Keys this rank has. */
-    mpiscope_entry_t *fk = calloc(t->nused + 1, sizeof *fk);
+    /* This rank's keys, region names and MPI-IO files, for one union. */
+    unsigned nslots_used = mpiscope_regions_count();
+    mpiscope_entry_t io[64];
+    size_t nio = mpiscope_io_files_entries(io, 64);
+    size_t nmine = t->nused + t->nhused + nslots_used + nio;
+    mpiscope_entry_t *mine = calloc(nmine + 1, sizeof *mine);
+    uint64_t *fk_a = calloc(t->nused + 1, sizeof *fk_a), *fk_b = calloc(t->nused + 1, sizeof *fk_b);
+    uint64_t *hk_a = calloc(t->nhused + 1, sizeof *hk_a), *hk_b = calloc(t->nhused + 1, sizeof *hk_b);
+    size_t m = 0;
     for (uint32_t u = 0; u < t->nused; u++) {
         uint32_t i = t->used[u];
-        fk[u] = (mpiscope_entry_t){i / mpiscope_nslots, mpiscope_region_id(i % mpiscope_nslots), NULL, 0};
+        fk_a[u] = KEY_FUNC | (i / mpiscope_nslots);
+        fk_b[u] = mpiscope_region_id(i % mpiscope_nslots);
+        mine[m++] = (mpiscope_entry_t){fk_a[u], fk_b[u], NULL, 0};
     }
     short hist_func[MPISCOPE_NHIST > 0 ? MPISCOPE_NHIST : 1];
     for (int id = 0; id < MPISCOPE_NIDS; id++)
         if (mpiscope_func_hist[id] >= 0)
             hist_func[mpiscope_func_hist[id]] = (short)id;
-    mpiscope_entry_t *hk = calloc(t->nhused + 1, sizeof *hk);
     for (uint32_t u = 0; u < t->nhused; u++) {
         uint32_t i = t->hused[u], bucket = i % MPISCOPE_NBUCKETS, rest = i / MPISCOPE_NBUCKETS;
         uint64_t fid = (uint64_t)hist_func[rest / mpiscope_nslots];
-        hk[u] = (mpiscope_entry_t){(fid << 8) | bucket, mpiscope_region_id(rest % mpiscope_nslots), NULL, 0};
+        hk_a[u] = KEY_HIST | (fid << 8) | bucket;
+        hk_b[u] = mpiscope_region_id(rest % mpiscope_nslots);
+        mine[m++] = (mpiscope_entry_t){hk_a[u], hk_b[u], NULL, 0};
     }
+    for (unsigned sl = 1; sl < nslots_used; sl++) {
+        uint64_t id, parent, entries, ticks;
+        uint32_t depth;
+        const char *name;
+        mpiscope_region_info(sl, &id, &parent, &depth, &entries, &ticks, &name);
+        mine[m++] = (mpiscope_entry_t){KEY_NAME, id, name, (uint32_t)strlen(name)};
+    }
+    for (size_t i = 0; i < nio; i++)
+        mine[m++] = (mpiscope_entry_t){KEY_NAME | 1, io[i].a, io[i].text, io[i].len};
 
-    uint64_t counts[3] = {mpiscope_regions_count() - 1, 0, f->overflow != 0}, totals[3];
-    mpiscope_entry_t io_probe[64];
-    counts[1] = mpiscope_io_files_entries(io_probe, 64);
+    uint64_t counts[1] = {f->overflow != 0}, totals[1];
     char path[MPISCOPE_PATH_MAX] = "", job[256] = "";
-    mpiscope_counts_and_name(f, counts, totals, 3, path, sizeof path, job);
-    mpiscope_set_t fkeys, hkeys, regions, iofiles;
-    mpiscope_set_union(f->comm, fk, t->nused, 1, &fkeys);
-    mpiscope_set_union(f->comm, hk, t->nhused, 1, &hkeys);
-    mpiscope_named_sets(f, totals[0], totals[1], &regions, &iofiles);
+    mpiscope_counts_and_name(f, counts, totals, 1, path, sizeof path, job);
+    mpiscope_set_t all;
+    mpiscope_set_union(f->comm, mine, m, 1, &all);
+    keys_t fkeys = keys_of(&all, KEY_FUNC), hkeys = keys_of(&all, KEY_HIST);
+    keys_t names = keys_of(&all, KEY_NAME);
+    mpiscope_set_t regions = {0}, iofiles = {0};      /* views for META (rank 0) */
+    regions.e = calloc(names.n + 1, sizeof *regions.e);
+    iofiles.e = calloc(names.n + 1, sizeof *iofiles.e);
+    for (size_t i = 0; i < names.n; i++) {
+        const mpiscope_entry_t *e = &names.e[i];
+        if (KEY_VALUE(e->a) == 0)
+            regions.e[regions.n++] = (mpiscope_entry_t){e->b, 0, e->text, e->len};
+        else
+            iofiles.e[iofiles.n++] = *e;
+    }
 
     /* Values: 9 rank-level metrics, then 4 per function key. */
     const size_t K = fkeys.n, N = MPISCOPE_RM_COUNT + MPISCOPE_FM_COUNT * K, H = hkeys.n;
-    double *sum_in = calloc(2 * N + 1, sizeof *sum_in), *sum_out = calloc(2 * N + 1, sizeof *sum_out);
+    /* One SUM reduction: [N values | N non-zero flags | H (count, time) pairs]. */
+    double *sum_in = calloc(2 * N + 2 * H + 1, sizeof *sum_in), *sum_out = calloc(2 * N + 2 * H + 1, sizeof *sum_out);
     val_rank_t *loc = calloc(N + 1, sizeof *loc), *mins = calloc(N + 1, sizeof *mins);
     val_rank_t *maxs = calloc(N + 1, sizeof *maxs);
-    double *hin = calloc(2 * H + 1, sizeof *hin), *hout = calloc(2 * H + 1, sizeof *hout);
+    double *hin = sum_in + 2 * N, *hout = sum_out + 2 * N;
     double rm[MPISCOPE_RM_COUNT] = {0};
     rm[MPISCOPE_RM_WALL] = f->wall;
     mpiscope_rank_totals(f, &rm[MPISCOPE_RM_MPI], &rm[MPISCOPE_RM_WAIT], &rm[MPISCOPE_RM_SYNC]);
@@ -89,7 +143,7 @@ void mpiscope_write_summary(mpiscope_final_t *f)
     }
     memcpy(sum_in, rm, sizeof rm);
     for (uint32_t u = 0; u < t->nused; u++) {
-        long k = find_key(&fkeys, fk[u].a, fk[u].b);
+        long k = find_key(fkeys, fk_a[u], fk_b[u]);
         if (k < 0)
             continue;
         mpiscope_stat_t *s = &t->stats[t->used[u]];
@@ -104,18 +158,16 @@ void mpiscope_write_summary(mpiscope_final_t *f)
         loc[j] = (val_rank_t){sum_in[j], f->rank};
     }
     for (uint32_t u = 0; u < t->nhused; u++) {
-        long k = find_key(&hkeys, hk[u].a, hk[u].b);
+        long k = find_key(hkeys, hk_a[u], hk_b[u]);
         if (k < 0)
             continue;
         hin[2 * k] = (double)t->hist[t->hused[u]].count;
         hin[2 * k + 1] = (double)t->hist[t->hused[u]].ticks * spt;
     }
-    PMPI_Reduce(sum_in, sum_out, (int)(2 * N), MPI_DOUBLE, MPI_SUM, 0, f->comm);
+    PMPI_Reduce(sum_in, sum_out, (int)(2 * N + 2 * H), MPI_DOUBLE, MPI_SUM, 0, f->comm);
     PMPI_Reduce(loc, mins, (int)N, MPI_DOUBLE_INT, MPI_MINLOC, 0, f->comm);
     PMPI_Reduce(loc, maxs, (int)N, MPI_DOUBLE_INT, MPI_MAXLOC, 0, f->comm);
-    if (H)
-        PMPI_Reduce(hin, hout, (int)(2 * H), MPI_DOUBLE, MPI_SUM, 0, f->comm);
-    uint32_t any_overflow = totals[2] != 0;
+    uint32_t any_overflow = totals[0] != 0;
 
     mpiscope_summary_t *sum = NULL;
     mpiscope_hist_t *hist = NULL;
@@ -131,7 +183,7 @@ void mpiscope_write_summary(mpiscope_final_t *f)
             for (size_t j = 0; j < N; j++) {
                 int rank_level = j < MPISCOPE_RM_COUNT;
                 size_t k = rank_level ? 0 : (j - MPISCOPE_RM_COUNT) / MPISCOPE_FM_COUNT;
-                sum[j].func = rank_level ? MPISCOPE_SUMMARY_RANK_LEVEL : (uint16_t)fkeys.e[k].a;
+                sum[j].func = rank_level ? MPISCOPE_SUMMARY_RANK_LEVEL : (uint16_t)KEY_VALUE(fkeys.e[k].a);
                 sum[j].metric = (uint16_t)(rank_level ? j : (j - MPISCOPE_RM_COUNT) % MPISCOPE_FM_COUNT);
                 sum[j].region = rank_level ? 0 : fkeys.e[k].b;
                 sum[j].min = mins[j].v;
@@ -142,7 +194,7 @@ void mpiscope_write_summary(mpiscope_final_t *f)
                 sum[j].nonzero = (uint64_t)sum_out[N + j];
             }
             for (size_t k = 0; k < H; k++)
-                hist[k] = (mpiscope_hist_t){MPISCOPE_ALL_RANKS, (uint16_t)(hkeys.e[k].a >> 8),
+                hist[k] = (mpiscope_hist_t){MPISCOPE_ALL_RANKS, (uint16_t)(KEY_VALUE(hkeys.e[k].a) >> 8),
                                             (uint8_t)(hkeys.e[k].a & 0xff), 0, hkeys.e[k].b,
                                             (uint64_t)hout[2 * k], hout[2 * k + 1]};
             nsum = N;
@@ -172,12 +224,12 @@ void mpiscope_write_summary(mpiscope_final_t *f)
     free(loc);
     free(mins);
     free(maxs);
-    free(hin);
-    free(hout);
-    free(fk);
-    free(hk);
-    mpiscope_set_free(&fkeys);
-    mpiscope_set_free(&hkeys);
-    mpiscope_set_free(&regions);
-    mpiscope_set_free(&iofiles);
+    free(mine);
+    free(fk_a);
+    free(fk_b);
+    free(hk_a);
+    free(hk_b);
+    free(regions.e);
+    free(iofiles.e);
+    mpiscope_set_free(&all);
 }
