@@ -50,7 +50,7 @@ def test_unwritable_dir_warns_and_keeps_exit_code(runner, impl, tmp_path, progra
     run = runner.run(impl, program, how="preload", env={"MPISCOPE_DIR": outdir})
     plain = runner.run(impl, program, how="plain")
     assert (run.rc, plain.rc) == (code, code), run.stderr
-    assert run.results == plain.results and len(run.results) == run.nranks
+    assert run.results == plain.results and len(run.results) >= run.nranks
     warnings = _lines_naming(run.stderr, "mpiscope: warning")
     assert len(warnings) == 1 and outdir in warnings[0], run.stderr
     assert not run.profiles
