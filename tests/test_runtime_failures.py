@@ -66,10 +66,15 @@ def test_own_exit_code_is_kept_and_profile_written(runner, impl):  # noqa: F811
     assert sorted(calls["rank"]) == list(range(run.nranks)) and set(calls["calls"]) == {1}
 
 
-@pytest.mark.parametrize("program", ["abort", "rank_dies"])
-def test_abort_and_dead_rank_end_without_hang(runner, impl, program):  # noqa: F811
-    plain = runner.run(impl, program, how="plain", timeout=HANG_LIMIT * 2)
-    run = runner.run(impl, program, timeout=HANG_LIMIT * 2)
+@pytest.mark.parametrize("program,args", [("abort", ()), ("abort", ("1", "late")),
+                                          ("rank_dies", ())],
+                         ids=["abort", "abort-during-finalize", "rank_dies"])
+def test_abort_and_dead_rank_end_without_hang(runner, impl, program, args):  # noqa: F811
+    """MPI_Abort while the others wait in MPI_Recv, or are already in MPI_Finalize
+    writing the profile; a rank killed by SIGKILL: the job ends as it does without
+    the runtime, with the same non-zero exit code."""
+    plain = runner.run(impl, program, *args, how="plain", timeout=HANG_LIMIT * 2)
+    run = runner.run(impl, program, *args, timeout=HANG_LIMIT * 2)
     assert plain.rc != 0 and run.rc == plain.rc, (run.rc, plain.rc, run.stderr[-2000:])
     if program == "abort":
         assert plain.rc == 7
