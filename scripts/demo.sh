@@ -7,7 +7,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/mpiscope-demo.XXXXXX")
-app=$(python3 -c 'from mpiscope import native; print(native.program("openmpi", "examples/stencil"))')
+app=$(mpiscope path --mpi openmpi examples/stencil)
 
 set -x
 mpiscope run --dir "$out" -- mpirun.openmpi --oversubscribe --bind-to none -n 4 \

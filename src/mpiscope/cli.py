@@ -36,6 +36,21 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     """Measure, explain and fix the scaling of MPI applications."""
 
 
+@app.command()
+def path(what: str = typer.Argument("runtime", help="runtime, or a program such as examples/stencil, bench/p2p, tests/hello."),
+         mpi: str = typer.Option(None, "--mpi", help="MPI build to use (default: the first built: "
+                                 "openmpi, then mpich)."),
+         ):
+    """Print where a compiled part is: the runtime library (for LD_PRELOAD) or a program."""
+    from . import native
+
+    impls = native.available_impls()
+    if not impls:
+        raise UserError("mpiscope's native parts are not built: run scripts/setup.sh or pip install .")
+    impl = mpi or impls[0]
+    typer.echo(str(native.runtime_library(impl) if what == "runtime" else native.program(impl, what)))
+
+
 def _mount():
     from . import launch, report_cli
     from .bench import cli as bench_cli
