@@ -10,7 +10,6 @@ def test_path_of_runtime_and_program(impl):
     assert lib.endswith(f"{impl}/lib/libmpiscope.so") and os.path.isfile(lib)
     prog = mpitest.run(mpitest.mpiscope_cmd("path", "--mpi", impl, "examples/stencil")).stdout.strip()
     assert os.access(prog, os.X_OK)
-    # The library path is what LD_PRELOAD needs: a preloaded run writes a profile.
     hello = mpitest.run(mpitest.mpiscope_cmd("path", "--mpi", impl, "tests/hello")).stdout.strip()
     assert os.access(hello, os.X_OK)
 
