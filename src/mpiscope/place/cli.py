@@ -198,7 +198,8 @@ def auto(
           f"best {best.name})", file=sys.stderr)
     _emit(writers.render(best.order, ppn, fmt, _hosts(hosts),
                          f"mpiscope place auto --grid {grid_dims} --stencil {stencil} -n {ppn}: "
-                         f"grid_order {'-C' if col else '-R'} {best.name}"), output)
+                         + (f"grid_order {'-C' if col else '-R'} {best.name}" if best.cell
+                          else best.name)), output)
 
 
 @app.command("from-profile")

@@ -3,7 +3,8 @@
 Candidates are grid_order orders: every cell shape whose size is ppn (any
 factorisation over the grid's dimensions), visited -Z, -P or -H. Shapes are
 first ranked by the stencil edges inside one cell (cheap, exact for a cell);
-only the best few are evaluated on the whole grid.
+only the best few are evaluated on the whole grid. For the 9-point stencil
+the nodes may also be octagon-like lattice tiles (``lattice_tiles``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import grid_order as go
+from . import lattice_tiles
 from .bounds import off_node_lower_bound
 from .evaluate import Traffic, node_of_rank, traffic_of_stencil
 from .methods import method_order
@@ -89,6 +91,11 @@ def search(stencil: Stencil, ppn: int, keep: int = 6,
         order = go.order(stencil.grid, cell, stencil.major, curve)
         tried.append(evaluate_named(stencil, ppn, f"-{curve} -c {','.join(map(str, cell))}",
                                     order, cell, curve))
+    if len(stencil.grid) == 2 and stencil.diagonal and stencil.nranks > ppn:
+        # 9-point: boxes cannot reach the bound, octagon-like lattice tiles can
+        order = lattice_tiles.tile_order(stencil, ppn)
+        if order is not None:
+            tried.append(evaluate_named(stencil, ppn, f"lattice tiles of {ppn}", order))
     best = min(tried, key=lambda c: (c.traffic.off_msgs, c.traffic.max_node_off_msgs))
     bound = off_node_lower_bound(stencil, ppn, total_messages(stencil))
     return best, tried, bound
