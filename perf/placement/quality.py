@@ -6,7 +6,8 @@ non-periodic and periodic, and ppn 16/32/64/128: the best order `place auto`
 finds, grid_order's own choice for `-c PPN`, SMP (method 1) and round-robin
 (method 0), each as off-node messages per step and as % above the bound.
 
-    python3 perf/placement/quality.py [--quick] [--json out.json]
+    python3 perf/placement/quality.py [--quick] [--stencil P] [--grid G] [--ppn N]
+                                      [--json out.json]
 """
 
 from __future__ import annotations
@@ -27,12 +28,18 @@ GRIDS_3D = [(16, 16, 16), (32, 32, 32), (64, 64, 64), (128, 128, 128)]
 PPNS = [16, 32, 64, 128]
 
 
-def cases(quick: bool):
+def cases(quick: bool, only_points=None, only_grid=None, only_ppn=None):
     grids2, grids3 = (GRIDS_2D[:3], GRIDS_3D[:2]) if quick else (GRIDS_2D, GRIDS_3D)
     for points, grids in ((5, grids2), (9, grids2), (7, grids3), (27, grids3)):
+        if only_points and points != only_points:
+            continue
         for grid in grids:
+            if only_grid and grid != only_grid:
+                continue
             for periodic in (False, True):
                 for ppn in PPNS:
+                    if only_ppn and ppn != only_ppn:
+                        continue
                     if ppn < grid[0] * grid[1] * (grid[2] if len(grid) > 2 else 1):
                         yield points, grid, periodic, ppn
 
@@ -44,13 +51,17 @@ def pct(value: int, bound: int) -> float:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller grids only")
+    ap.add_argument("--stencil", type=int, choices=(5, 9, 7, 27), help="only this stencil")
+    ap.add_argument("--grid", help="only this grid, e.g. 1024,1024 (one of the table's)")
+    ap.add_argument("--ppn", type=int, choices=PPNS, help="only this ppn")
     ap.add_argument("--json", help="also write the rows as JSON here")
     args = ap.parse_args(argv)
     rows = []
     print("| stencil | grid | periodic | ppn | bound | best (cell, curve) | best % | "
           "grid_order -c ppn % | SMP % | round-robin % | s |")
     print("|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|")
-    for points, grid, periodic, ppn in cases(args.quick):
+    grid = tuple(int(g) for g in args.grid.split(",")) if args.grid else None
+    for points, grid, periodic, ppn in cases(args.quick and not grid, args.stencil, grid, args.ppn):
         t0 = time.perf_counter()
         st = make_stencil(grid, points, periodic)
         big = st.nranks > 300_000
