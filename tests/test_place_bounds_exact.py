@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
-from mpiscope.place import bounds, evaluate, lattice_tiles, patterns
+from mpiscope.place import bounds, evaluate, grid_order as go, lattice_tiles, patterns
 from mpiscope.place.search import baselines, search
 
 
@@ -112,3 +112,16 @@ def test_lattice_tile_orders_are_valid_and_reach_the_bound(grid, periodic, ppn, 
         # octagon-like tiles with the maximum edges tile the torus: the bound is met
         assert off == bound
         assert best.name.startswith("lattice tiles")
+
+
+def test_large_non_periodic_grid_uses_tiles_wrapping_at_the_border(monkeypatch):
+    # above MAX_EVENED_RANKS the tiles of a grid they fit as a torus are used as
+    # they are: every node still gets exactly ppn ranks, and only the nodes cut
+    # by the border lose edges, so it beats the best box
+    monkeypatch.setattr(lattice_tiles, "MAX_EVENED_RANKS", 100)
+    st = patterns.make_stencil((64, 64), 9, False)
+    order = lattice_tiles.tile_order(st, 16)
+    assert np.array_equal(np.sort(order), np.arange(st.nranks))
+    off = evaluate.traffic_of_order(order, 16, st).off_msgs
+    box = evaluate.traffic_of_order(go.order((64, 64), (4, 4)), 16, st).off_msgs
+    assert bounds.off_node_lower_bound(st, 16) <= off < box

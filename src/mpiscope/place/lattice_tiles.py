@@ -89,24 +89,28 @@ def tile_labels(coords: np.ndarray, lattice: tuple[int, int, int], tile: list) -
 
 
 # Above this many ranks clipped border tiles are not evened (the greedy
-# evening is a Python loop: ~100 s at 65,536 ranks); only grids the tiles fit
-# exactly (periodic grids whose periods are lattice vectors) get a tile order.
+# evening is a Python loop: ~100 s at 65,536 ranks); there only grids whose
+# periods are lattice vectors get a tile order (nodes wrap around the border).
 MAX_EVENED_RANKS = 16_384
 
 
 def tile_order(stencil: Stencil, ppn: int, seed: int = 0) -> np.ndarray | None:
     """Rank order of lattice tiles on a 2-D grid, ppn ranks a node; None when
-    the tiles are clipped and the grid is too large to even them."""
+    the tiles are clipped, do not fit the grid as a torus and the grid is too
+    large to even them."""
     nparts = stencil.nranks // ppn
     _, lattice, tile = best_tile(ppn, seed)
     labels = tile_labels(coords_of_ranks(stencil.grid, stencil.major), lattice, tile)
-    if all(stencil.periodic):
-        # a tile that wraps around the torus is the same tile: fold the labels
-        a, s, b = lattice
-        n0, n1 = stencil.grid
-        if n1 % b == 0 and (n0 % a == 0) and ((n1 // b) * s) % a == 0:
-            labels = _fold_on_torus(coords_of_ranks(stencil.grid, stencil.major), lattice, tile,
-                                    stencil.grid)
+    a, s, b = lattice
+    n0, n1 = stencil.grid
+    fits_torus = n1 % b == 0 and n0 % a == 0 and ((n1 // b) * s) % a == 0
+    if fits_torus and (all(stencil.periodic) or stencil.nranks > MAX_EVENED_RANKS):
+        # the grid's periods are lattice vectors: tiles that wrap around are
+        # one node (on a non-periodic grid such a node is split in two pieces
+        # at opposite borders, a loss only along the border)
+        labels = _fold_on_torus(coords_of_ranks(stencil.grid, stencil.major), lattice, tile,
+                                stencil.grid)
+        return np.argsort(labels, kind="stable")
     sizes = np.bincount(labels)
     if len(sizes) == nparts and np.all(sizes == ppn):
         return np.argsort(labels, kind="stable")
