@@ -17,6 +17,7 @@ trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none MPISCOPE_QUIET=1 MPISCOPE_DIR="$work"
 mpicc.openmpi -O2 perf/finalize/finalize.c -o "$work/finalize"
+mpicc.openmpi -O2 perf/finalize/mpiio_floor.c -o "$work/mpiio_floor"
 for mode in none full summary; do
   for r in $(seq "$reps"); do
     rm -f "$work"/*.mpiscope
@@ -27,6 +28,15 @@ for mode in none full summary; do
     size=$(stat -c %s "$work"/*.mpiscope 2>/dev/null || echo 0)
     echo "$mode $r $t $size"
   done
+  # The same job shape writing a file of the same size with plain MPI-IO, no runtime.
+  if [ "$mode" = full ]; then
+    for r in $(seq "$reps"); do
+      rm -f "$work"/floor.dat
+      t=$(timeout 900 mpirun.openmpi --oversubscribe --bind-to none -n "$n" "$work/mpiio_floor" \
+            "$work/floor.dat" 1284 | awk '$1 == "floor" { print $2 }')
+      echo "floor $r $t 0"
+    done
+  fi
 done | python3 -c "
 import sys, statistics as st
 rows = [l.split() for l in sys.stdin]
@@ -34,6 +44,8 @@ med = {m: st.median(float(r[2]) for r in rows if r[0] == m) for m in ('none', 'f
 size = {m: int(next(r[3] for r in rows if r[0] == m)) for m in ('full', 'summary')}
 print(f'ranks: $n, repeats: $reps (median of the slowest rank per run)')
 print(f'MPI_Finalize without runtime: {med[\"none\"]:.3f} s')
+print(f'plain MPI-IO open + write_at_all (1284 B/rank) + close, no runtime: '
+      f'{st.median(float(r[2]) for r in rows if r[0] == \"floor\"):.3f} s')
 for m in ('full', 'summary'):
     print(f'{m:8s}: finalize {med[m]:.3f} s, added {med[m] - med[\"none\"]:.3f} s, '
           f'file {size[m]} B = {size[m] / $n:.0f} B per rank')
