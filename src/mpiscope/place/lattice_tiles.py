@@ -31,7 +31,7 @@ def _king_degree(point: tuple[int, int], cells: set) -> int:
     return sum((x + dx, y + dy) in cells for dx, dy in _KING_STEPS)
 
 
-def best_tile(ppn: int, seed: int = 0, steps_per_point: int = 60,
+def best_tile(ppn: int, seed: int = 0, steps_per_point: int = 300,
               max_aspect: float = 4.0) -> tuple[int, tuple[int, int, int], list]:
     """(edges, (a, s, b), points): the best fundamental domain found over the
     lattices with Hermite basis (a, 0), (s, b), a*b = ppn, a/b and b/a <= max_aspect."""
