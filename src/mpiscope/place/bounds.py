@@ -50,7 +50,7 @@ _KING3_LIVE = 20
 # stencil) for k above _KING3_LIVE, from the same enumeration
 # (king_edges_exact(3, k)); regenerate with perf/placement/king_exact.py.
 _KING3_EXACT: dict[int, int] = {21: 116, 22: 123, 23: 131, 24: 139, 25: 146, 26: 154, 27: 162,
-                                 28: 171, 32: 208}
+                                 28: 171, 29: 178, 30: 187, 31: 197, 32: 208}
 
 
 def _ranked_position(rank: int) -> int:
