@@ -5,8 +5,7 @@
 # wherever it matters.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none   # containers forbid CMA
+source scripts/mpi-env.sh
 R=docs/bench; I=docs/img
 mkdir -p "$R" "$I"
 B="python3 -m mpiscope.cli bench"

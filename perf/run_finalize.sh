@@ -14,8 +14,8 @@ n="${1:-64}"; reps="${2:-5}"; root="${3:-${MPISCOPE_NATIVE:-build/stage}}"
 lib="$root/openmpi/lib/libmpiscope.so"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none MPISCOPE_QUIET=1 MPISCOPE_DIR="$work"
+source scripts/mpi-env.sh
+export MPISCOPE_QUIET=1 MPISCOPE_DIR="$work"
 mpicc.openmpi -O2 perf/finalize/finalize.c -o "$work/finalize"
 mpicc.openmpi -O2 perf/finalize/mpiio_floor.c -o "$work/mpiio_floor"
 for mode in none full summary; do

@@ -2,9 +2,7 @@
 # A profiled demo: the stencil mini-app (examples/stencil) on 4 ranks where
 # rank 2 does 3x the work, profiled by mpiscope, then reported.
 set -euo pipefail
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# Containers often forbid Open MPI's CMA single-copy mechanism.
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
+source "$(dirname "$0")/mpi-env.sh"
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/mpiscope-demo.XXXXXX")
 app=$(mpiscope path --mpi openmpi examples/stencil)

@@ -11,8 +11,8 @@ cd "$(dirname "$0")/../.."
 root="${1:-${MPISCOPE_NATIVE:-build/stage}}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none MPISCOPE_QUIET=1 MPISCOPE_DIR="$work"
+source scripts/mpi-env.sh
+export MPISCOPE_QUIET=1 MPISCOPE_DIR="$work"
 for impl in openmpi mpich; do
   lib="$root/$impl/lib/libmpiscope.so"
   [ -f "$lib" ] || { echo "skipping $impl: $lib not built" >&2; continue; }
