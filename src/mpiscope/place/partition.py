@@ -11,7 +11,6 @@ over-full to under-full parts until every part has exactly ppn ranks.
 from __future__ import annotations
 
 import numpy as np
-import pymetis
 
 from ..errors import UserError
 
@@ -19,8 +18,14 @@ from ..errors import UserError
 _MAX_WEIGHT = 1 << 20
 
 
-def _metis(nparts: int, xadj, adjncy, eweights, options, recursive: bool = False):
-    """pymetis.part_graph on a CSR graph (CSRAdjacency where pymetis has it)."""
+def _metis(nparts: int, xadj, adjncy, eweights, recursive: bool = False, **options):
+    """pymetis.part_graph on a CSR graph (CSRAdjacency where pymetis has it);
+    options are pymetis.Options fields."""
+    # Imported here, not at module level: every `mpiscope` command imports the
+    # place CLI, and only from-profile partitions.
+    import pymetis
+
+    options = pymetis.Options(**options)
     if hasattr(pymetis, "CSRAdjacency"):
         return pymetis.part_graph(nparts, pymetis.CSRAdjacency(xadj, adjncy),
                                   eweights=eweights, recursive=recursive, options=options)
@@ -151,7 +156,7 @@ def _rebisect(part: np.ndarray, members: list, p: int, q: int, graph, local) -> 
     before = w[side[owner] != side[nbr]].sum()
     if before == 0:
         return False
-    _, mem = _metis(2, lx, nbr, w, pymetis.Options(ufactor=1, ncuts=2))
+    _, mem = _metis(2, lx, nbr, w, ufactor=1, ncuts=2)
     new = np.asarray(mem, np.int64)
     target = len(members[p])
     while np.count_nonzero(new == 0) != target:
@@ -217,8 +222,8 @@ def partition_order(nranks: int, src: np.ndarray, dst: np.ndarray, weight: np.nd
         # Recursive bisection cuts grid-like graphs into compact blocks far better
         # than k-way here (12% vs 60% above the optimum on a scrambled 64x64
         # 5-point grid, ppn 16); each run keeps the best of 16 METIS cuts.
-        opts = pymetis.Options(ufactor=1, seed=seed + attempt, ncuts=16)
-        _, membership = _metis(nparts, xadj, adjncy, ew, opts, recursive=True)
+        _, membership = _metis(nparts, xadj, adjncy, ew, recursive=True,
+                               ufactor=1, seed=seed + attempt, ncuts=16)
         part = _balance(np.asarray(membership, np.int64), nparts, ppn, xadj, adjncy, ew)
         part = _refine(part, xadj, adjncy, ew, ppn)
         cut = cut_weight(part, xadj, adjncy, ew)
