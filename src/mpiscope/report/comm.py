@@ -55,19 +55,19 @@ def traffic_from_ranks(ranks: np.ndarray) -> dict:
 
 
 def traffic_from_peers(peers: np.ndarray, node_of_rank: np.ndarray) -> dict:
-    """On-/off-node point-to-point totals recomputed from the PEERS records.
+    """On-/off-node point-to-point totals recomputed from the PEERS records,
+    by the same rule `mpiscope place evaluate` applies to an order.
 
     Arguments:
         peers: fmt.PEER records (sender rank, destination peer, msgs, bytes).
         node_of_rank: node id of every rank (e.g. rank // ppn to model a placement).
     """
-    on = node_of_rank[peers["rank"]] == node_of_rank[peers["peer"]]
-    msgs, nbytes = peers["msgs"], peers["bytes"]
-    out = {"on_node_msgs": int(msgs[on].sum(dtype=np.uint64)),
-           "on_node_bytes": int(nbytes[on].sum(dtype=np.uint64)),
-           "off_node_msgs": int(msgs[~on].sum(dtype=np.uint64)),
-           "off_node_bytes": int(nbytes[~on].sum(dtype=np.uint64))}
-    return _with_totals(out)
+    from ..place.evaluate import traffic_of_pairs
+
+    t = traffic_of_pairs(node_of_rank, peers["rank"].astype(np.int64),
+                         peers["peer"].astype(np.int64), peers["msgs"], peers["bytes"])
+    return _with_totals({"on_node_msgs": t.on_msgs, "on_node_bytes": t.on_bytes,
+                         "off_node_msgs": t.off_msgs, "off_node_bytes": t.off_bytes})
 
 
 def _with_totals(t: dict) -> dict:
