@@ -95,13 +95,7 @@ def launch(argv: list[str], *, mode: str | None = None, sync: bool = False,
     if mode is not None and mode not in MODES:
         raise UserError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
     base = dict(os.environ if base_env is None else base_env)
-    impl = mpi or native.impl_of_launcher(argv)
-    if impl is None:
-        built = native.available_impls()
-        if len(built) != 1:
-            raise UserError(f"cannot tell which MPI {argv[0]!r} uses; "
-                            f"say it with --mpi ({' or '.join(built) or 'none built'})")
-        impl = built[0]
+    impl = native.resolve_impl(argv, mpi)
     lib = str(native.runtime_library(impl))
     out = Path(outdir or base.get("MPISCOPE_DIR") or os.getcwd()).resolve()
     if not out.is_dir():

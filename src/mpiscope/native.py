@@ -108,3 +108,18 @@ def impl_of_launcher(argv: list[str]) -> str | None:
             if impl:
                 return impl
     return None
+
+
+def resolve_impl(argv: list[str], mpi: str | None) -> str:
+    """The MPI whose build runs a launch command: --mpi if given, else guessed
+    from the command, else the only MPI mpiscope was built for."""
+    if mpi:
+        return mpi
+    impl = impl_of_launcher(argv)
+    if impl is None:
+        built = available_impls()
+        if len(built) != 1:
+            raise UserError(f"cannot tell which MPI '{argv[0]}' launches; pass --mpi "
+                            f"({' or '.join(built) or 'none built'})")
+        impl = built[0]
+    return impl

@@ -56,13 +56,7 @@ def with_ranks(launcher: list[str], nranks: int) -> list[str]:
 def resolve_impl(launcher: list[str], mpi: str | None) -> str:
     if not launcher:
         raise UserError("no launcher given: add -- LAUNCHER ARGS, e.g. -- mpirun -n 4")
-    if mpi:
-        return mpi
-    impl = native.impl_of_launcher(launcher)
-    if impl is None:
-        raise UserError(f"cannot tell which MPI '{launcher[0]}' launches; pass --mpi "
-                        f"({', '.join(native.available_impls()) or 'none built'})")
-    return impl
+    return native.resolve_impl(launcher, mpi)
 
 
 def launch(command: list[str], timeout: float) -> tuple[results.RunOutput, int | None, float, str]:
