@@ -24,6 +24,9 @@ docs/placement.md for the proof of each step:
   at most once, twice only if both its ends are in both planes);
 * gaps between slices only lose edges (the maximum is superadditive).
 
+For the 27-point stencil the smaller of that and king_bound's maxima is used
+(exact up to 32 ranks, the ring bound above; both from Steiner symmetrisation).
+
 A periodic dimension adds edges that wrap around; cutting the torus at the
 least-populated coordinate of that dimension, at most floor(ppn / n) points
 lie on the cut, each with one wrapping edge per stencil offset that steps
@@ -40,115 +43,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from . import king_bound
+from .king_bound import king_edges_exact, king_optimum  # noqa: F401 - part of the bounds API
 from .patterns import STENCILS, Stencil, offsets, total_messages
-
-
-# Largest k for which max_internal_edges enumerates the 27-point optimum
-# exactly at run time (about 1 s); larger k use the slice DP or _KING3_EXACT.
-_KING3_LIVE = 20
-# Exact maxima of edges inside k points of the 3-D king's lattice (27-point
-# stencil) for k above _KING3_LIVE, from the same enumeration
-# (king_edges_exact(3, k)); regenerate with perf/placement/king_exact.py.
-_KING3_EXACT: dict[int, int] = {21: 116, 22: 123, 23: 131, 24: 139, 25: 146, 26: 154, 27: 162,
-                                 28: 171, 29: 178, 30: 187, 31: 197, 32: 208}
-
-
-def _ranked_position(rank: int) -> int:
-    """Coordinate of the rank-th cell of the nested centred intervals
-    {0}, {0,1}, {-1,0,1}, {-1,0,1,2}, ...: 0, 1, -1, 2, -2, ..."""
-    return (rank + 1) // 2 if rank % 2 else -(rank // 2)
-
-
-def _pairs_1d(a: int, b: int) -> int:
-    """Pairs (x, y), x in I_a, y in I_b (nested centred intervals of sizes a, b)
-    with |x - y| <= 1: the most any a-set and b-set of integers have."""
-    if a == 0 or b == 0:
-        return 0
-    lo, hi = min(a, b), max(a, b)
-    return 3 * lo - max(0, 2 - (hi - lo))
-
-
-def king_edges_exact(ndim: int, k: int) -> int:
-    """Most edges inside k points of the ndim-D king's lattice; see king_optimum."""
-    return king_optimum(ndim, k)[0]
-
-
-def king_optimum(ndim: int, k: int) -> tuple[int, np.ndarray]:
-    """Most edges inside k points of the ndim-D king's lattice (9-point stencil
-    in 2-D, 27-point in 3-D): exact, by enumerating ranked down-sets.
-
-    Steiner symmetrisation along any axis (every line of the set replaced by
-    the nested centred interval of its size) never lowers the number of pairs
-    at l-infinity distance <= 1, because that count is a sum over pairs of
-    lines of _pairs_1d-type terms, each at its maximum for nested centred
-    intervals (docs/placement.md). Symmetrising along every axis in turn gives
-    a set whose lines along the last axis are centred intervals with heights
-    h(p) that form a down-set (a partition in 2-D, a plane partition in 3-D)
-    in ranked coordinates; its ordered pairs are sum over p, q of
-    _pairs_1d(h(p), h(q)) for q = p or q a king neighbour of p. So the maximum
-    over those height arrays is the maximum over all sets. Cost grows like
-    the number of plane partitions of k (k = 20: ~1 s).
-
-    Returns:
-        (edges, points): the maximum and one set of k lattice points (rows of
-        coordinates) that has it.
-    """
-    if k <= 1:
-        return 0, np.zeros((k, ndim), np.int64)
-    nbr = [[r2 for r2 in range(k + 2) if abs(_ranked_position(r) - _ranked_position(r2)) <= 1]
-           for r in range(k + 1)]
-    heights: dict[tuple[int, ...], int] = {}
-    best = (-1, {})
-
-    def grow(cell: tuple[int, ...], left: int, pairs: int) -> None:
-        nonlocal best
-        if left == 0:
-            if (pairs - k) // 2 > best[0]:
-                best = ((pairs - k) // 2, dict(heights))
-            return
-        cap = left
-        for axis in range(ndim - 1):
-            if cell[axis] > 0:
-                prev = list(cell)
-                prev[axis] -= 1
-                cap = min(cap, heights.get(tuple(prev), 0))
-        last = ndim - 2  # the fastest-varying axis of the height array
-        if cell[last] > 0:
-            # closing this row (height 0 here) moves on to the next row
-            nxt = _next_row(cell)
-            if nxt is not None:
-                grow(nxt, left, pairs)
-        for h in range(cap, 0, -1):
-            gained = _pairs_1d(h, h)
-            for near in _king_cells(cell, nbr):
-                other = heights.get(near, 0)
-                if other:
-                    gained += 2 * _pairs_1d(h, other)
-            heights[cell] = h
-            step = list(cell)
-            step[last] += 1
-            grow(tuple(step), left - h, pairs + gained)
-            del heights[cell]
-
-    grow((0,) * (ndim - 1), k, 0)
-    points = [[*(_ranked_position(c) for c in cell), _ranked_position(z)]
-              for cell, h in best[1].items() for z in range(h)]
-    return best[0], np.asarray(points, np.int64)
-
-
-def _next_row(cell: tuple[int, ...]) -> tuple[int, ...] | None:
-    """First cell of the next row of the height array (None in 2-D: one row)."""
-    if len(cell) == 1:
-        return None
-    return (cell[0] + 1, 0)
-
-
-def _king_cells(cell: tuple[int, ...], nbr: list[list[int]]):
-    """Cells of the height array whose ranked positions are king neighbours of
-    cell's (cell itself excluded)."""
-    for near in itertools.product(*(nbr[c] for c in cell)):
-        if near != cell:
-            yield near
 
 
 def _slice_dp(k: int, intra: np.ndarray, cross: np.ndarray, min_slices: int = 1) -> np.ndarray:
@@ -219,18 +116,10 @@ def max_internal_edges(points: int, k: int, min_slices: int = 1) -> int:
         return 0
     bound = max(_max_internal_table(points, k, min_slices)[k], -1)
     if points == 27 and bound >= 0:
-        # the exact maximum bounds every set, however many slices it meets
-        exact = _KING3_EXACT.get(k)
-        if exact is None and k <= _KING3_LIVE:
-            exact = _king3_exact_cached(k)
-        if exact is not None:
-            bound = min(bound, exact)
+        # bounds every k-set, however many slices it meets
+        bound = min(bound, king_bound.king3_max_edges(
+            k, lambda n: _max_internal_table(9, n)))
     return bound
-
-
-@lru_cache(maxsize=None)
-def _king3_exact_cached(k: int) -> int:
-    return king_edges_exact(3, k)
 
 
 def max_inside_node(stencil: Stencil, k: int) -> int:
