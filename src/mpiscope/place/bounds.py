@@ -38,7 +38,9 @@ such shapes tile the grid, e.g. 4x4 blocks of a 5-point periodic grid.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -143,6 +145,67 @@ def max_inside_node(stencil: Stencil, k: int) -> int:
     return best
 
 
+# line_bound searches every (r_0, ..., r_d) with r_d <= min(ppn, lines along d)
+_LINE_BOUND_CELLS = 4_000_000
+
+
+def line_bound(stencil: Stencil, ppn: int) -> int:
+    """Lower bound on off-node messages from the grid's lines (5/7-point only).
+
+    The stencil's edges are the grid lines along each dimension. Inside one
+    line a node's ranks have at least two neighbours off the node, unless it
+    holds the whole line (a periodic line: none) or an end of a non-periodic
+    line (one less per end held; the two ends of each line belong to some
+    node). With r_d the lines along d a node meets and f_d those it holds
+    whole (periodic d), summed over nodes:
+
+        off-node >= sum over nodes of 2 (sum_d r_d - sum_{d periodic} f_d)
+                    - 2 * (lines along the non-periodic dimensions),
+
+    and every node's term is at least the minimum over (r, f) that k = ppn
+    ranks can have: Loomis-Whitney (k <= r_0 r_1 in 2-D, k^2 <= r_0 r_1 r_2
+    in 3-D), f_d whole lines of n_d ranks plus r_d - f_d partial ones hold k,
+    and a whole line along d meets n_d lines along every other dimension.
+    It sees what the per-node edge count cannot: a node of a small torus
+    that spans it (a strip) has wrapping edges only if its neighbours are
+    strips too. 0 for diagonal stencils.
+    """
+    grid, per = stencil.grid, stencil.periodic
+    if stencil.diagonal or any(p and n < 3 for n, p in zip(grid, per)):
+        return 0
+    k, ndim = ppn, len(grid)
+    lines = [stencil.nranks // n for n in grid]
+    cap = [min(k, lines[d]) for d in range(ndim)]
+    if math.prod(cap) > _LINE_BOUND_CELLS:
+        return 0  # a trivial bound rather than a slow one (3-D, ppn > 158)
+    axes = np.meshgrid(*(np.arange(1, c + 1) for c in cap), indexing="ij", sparse=True)
+    prod = functools.reduce(np.multiply, axes)
+    fits = prod >= (k if ndim == 2 else k * k)
+    best = None
+    periodic_dims = [d for d in range(ndim) if per[d]]
+    for whole in itertools.product((False, True), repeat=len(periodic_dims)):
+        cost = sum(axes)
+        ok = fits
+        for d, has_whole in zip(periodic_dims, whole):
+            n, r = grid[d], axes[d]
+            if has_whole:
+                # most whole lines: f n + (r - f) <= k, f <= r, f >= 1
+                f = np.minimum(r, (k - r) // (n - 1))
+                ok = ok & (f >= 1)
+                for other in range(ndim):
+                    if other != d:
+                        ok = ok & (axes[other] >= n)
+            else:
+                f = 0
+                ok = ok & (k <= r * (n - 1))  # no whole line: at most n - 1 each
+            cost = cost - f
+        cost = np.where(ok, cost, np.iinfo(np.int64).max)
+        value = int(cost.min())
+        best = value if best is None else min(best, value)
+    open_ends = sum(lines[d] for d in range(ndim) if not per[d])
+    return max(0, stencil.nranks // ppn * 2 * best - 2 * open_ends)
+
+
 def off_node_lower_bound(stencil: Stencil, ppn: int, total: int | None = None) -> int:
     """Fewest off-node messages per step any order with ppn ranks per node can have.
 
@@ -157,4 +220,4 @@ def off_node_lower_bound(stencil: Stencil, ppn: int, total: int | None = None) -
     if total is None:
         total = total_messages(stencil)
     inside = max_inside_node(stencil, ppn)
-    return max(0, total - 2 * nnodes * inside)
+    return max(0, total - 2 * nnodes * inside, line_bound(stencil, ppn))
