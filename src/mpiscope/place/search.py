@@ -3,8 +3,9 @@
 Candidates are grid_order orders: every cell shape whose size is ppn (any
 factorisation over the grid's dimensions), visited -Z, -P or -H. Shapes are
 first ranked by the stencil edges inside one cell (cheap, exact for a cell);
-only the best few are evaluated on the whole grid. For the 9-point stencil
-the nodes may also be octagon-like lattice tiles (``lattice_tiles``).
+only the best few are evaluated on the whole grid. For the 9- and 27-point
+stencils the nodes may also be lattice tiles (``lattice_tiles``): octagon-like
+in 2-D, rounded in 3-D.
 """
 
 from __future__ import annotations
@@ -91,8 +92,8 @@ def search(stencil: Stencil, ppn: int, keep: int = 6,
         order = go.order(stencil.grid, cell, stencil.major, curve)
         tried.append(evaluate_named(stencil, ppn, f"-{curve} -c {','.join(map(str, cell))}",
                                     order, cell, curve))
-    if len(stencil.grid) == 2 and stencil.diagonal and stencil.nranks > ppn:
-        # 9-point: boxes cannot reach the bound, octagon-like lattice tiles can
+    if stencil.diagonal and stencil.nranks > ppn:
+        # 9/27-point: boxes are far from the bound, rounder lattice tiles come close
         order = lattice_tiles.tile_order(stencil, ppn)
         if order is not None:
             tried.append(evaluate_named(stencil, ppn, f"lattice tiles of {ppn}", order))
