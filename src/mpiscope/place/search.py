@@ -5,7 +5,8 @@ factorisation over the grid's dimensions), visited -Z, -P or -H. Shapes are
 first ranked by the stencil edges inside one cell (cheap, exact for a cell);
 only the best few are evaluated on the whole grid. For the 9- and 27-point
 stencils the nodes may also be lattice tiles (``lattice_tiles``): octagon-like
-in 2-D, rounded in 3-D.
+in 2-D, rounded in 3-D; for 5/7-point ones too when no box reaches the per-node
+bound.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 
 from . import grid_order as go
 from . import lattice_tiles
-from .bounds import off_node_lower_bound
+from .bounds import max_internal_edges, off_node_lower_bound
 from .evaluate import Traffic, node_of_rank, traffic_of_stencil
 from .methods import method_order
 from .patterns import Stencil, offsets, total_messages
@@ -59,6 +60,14 @@ def candidate_cells(stencil: Stencil, ppn: int, keep: int) -> list[tuple[int, ..
     return sorted(cells, key=lambda c: score[c], reverse=True)[:keep]
 
 
+def boxes_fall_short(stencil: Stencil, ppn: int) -> bool:
+    """Whether every box of ppn ranks has fewer stencil edges than the
+    per-node bound allows (then a non-box lattice tile may have more)."""
+    best_box = max(cell_internal_messages(stencil, c) // 2
+                   for c in factorisations(ppn, len(stencil.grid)))
+    return best_box < max_internal_edges(stencil.points, ppn)
+
+
 def evaluate_named(stencil: Stencil, ppn: int, name: str, order: np.ndarray,
                    cell=None, curve="") -> Candidate:
     return Candidate(name, cell, curve, traffic_of_stencil(node_of_rank(order, ppn), stencil),
@@ -92,8 +101,10 @@ def search(stencil: Stencil, ppn: int, keep: int = 6,
         order = go.order(stencil.grid, cell, stencil.major, curve)
         tried.append(evaluate_named(stencil, ppn, f"-{curve} -c {','.join(map(str, cell))}",
                                     order, cell, curve))
-    if stencil.diagonal and stencil.nranks > ppn:
-        # 9/27-point: boxes are far from the bound, rounder lattice tiles come close
+    if stencil.nranks > ppn and (stencil.diagonal or boxes_fall_short(stencil, ppn)):
+        # 9/27-point: boxes are far from the bound, rounder lattice tiles come
+        # close; 5/7-point: boxes are optimal except at some ppn (128: a tile
+        # keeps 233 / 305 edges, the best box 232 / 304)
         order = lattice_tiles.tile_order(stencil, ppn)
         if order is not None:
             tried.append(evaluate_named(stencil, ppn, f"lattice tiles of {ppn}", order))
