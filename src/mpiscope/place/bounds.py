@@ -28,9 +28,10 @@ For the 27-point stencil the smaller of that and king_bound's maxima is used
 (exact up to 32 ranks, the ring bound above; both from Steiner symmetrisation).
 
 A periodic dimension adds edges that wrap around; cutting the torus at the
-least-populated coordinate of that dimension, at most floor(ppn / n) points
-lie on the cut, each with one wrapping edge per stencil offset that steps
-across it, which the bound adds.
+least-populated coordinate of that dimension, at most m <= floor(ppn / n)
+points lie on the cut, each with one wrapping edge per stencil offset that
+steps across it, and every slice of the unrolled set holds at least m points,
+which limits its own edges (max_inside_node).
 
 The bound is exact (tight) when ppn ranks can form the maximising shape and
 such shapes tile the grid, e.g. 4x4 blocks of a 5-point periodic grid.
@@ -50,20 +51,22 @@ from .king_bound import king_edges_exact, king_optimum  # noqa: F401 - part of t
 from .patterns import STENCILS, Stencil, offsets, total_messages
 
 
-def _slice_dp(k: int, intra: np.ndarray, cross: np.ndarray, min_slices: int = 1) -> np.ndarray:
-    """best[j] = max over slice sizes s_1..s_r (r >= min_slices) summing to j of
-    sum intra[s_i] + sum cross[s_i, s_i+1], for j = 0..k (very negative if none)."""
+def _slice_dp(k: int, intra: np.ndarray, cross: np.ndarray, min_slices: int = 1,
+              min_part: int = 1) -> np.ndarray:
+    """best[j] = max over slice sizes s_1..s_r >= min_part (r >= min_slices)
+    summing to j of sum intra[s_i] + sum cross[s_i, s_i+1], for j = 0..k
+    (very negative if none)."""
     neg = np.iinfo(np.int64).min // 4
     cap = max(1, min_slices)
     # table[total, last slice size, min(slices, cap)]
     table = np.full((k + 1, k + 1, cap + 1), neg, np.int64)
-    for s in range(1, k + 1):
+    for s in range(min_part, k + 1):
         table[s, s, 1] = intra[s]
     for total in range(1, k + 1):
         block = table[total, 1:total + 1]  # (last, count)
         if block.max() == neg:
             continue
-        for s in range(1, k - total + 1):
+        for s in range(min_part, k - total + 1):
             cand = (block + (cross[1:total + 1, s] + intra[s])[:, None]).max(axis=0)
             dest = table[total + s, s]
             dest[2:] = np.maximum(dest[2:], cand[1:cap])
@@ -87,36 +90,43 @@ def _row_tables(k: int, diagonal: bool) -> tuple[np.ndarray, np.ndarray]:
 
 
 @lru_cache(maxsize=None)
-def _max_internal_table(points: int, k: int, min_slices: int = 1) -> tuple[int, ...]:
+def _slice_tables(points: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(intra, cross): most edges inside one slice of s ranks, and between
+    adjacent slices of s and t ranks (rows in 2-D, planes in 3-D), s, t <= k."""
     ndim, diagonal = STENCILS[points]
-    intra, cross = _row_tables(k, diagonal)
     if ndim == 2:
-        return tuple(int(v) for v in _slice_dp(k, intra, cross, min_slices))
+        return _row_tables(k, diagonal)
     planar = np.asarray(_max_internal_table(9 if diagonal else 5, k), np.int64)
     size = np.arange(k + 1, dtype=np.int64)
     s, t = np.meshgrid(size, size, indexing="ij")
     if not diagonal:
-        cross3 = np.minimum(s, t)
-    else:
-        big = np.asarray(_max_internal_table(9, 2 * k), np.int64)
-        cross3 = np.zeros((k + 1, k + 1), np.int64)
-        for a in range(1, k + 1):
-            for b in range(a, k + 1):
-                shared = np.arange(0, a + 1)
-                val = int((shared + big[a + b - shared] + big[shared]).max())
-                cross3[a, b] = cross3[b, a] = min(val, 9 * a, a * b)
-    return tuple(int(v) for v in _slice_dp(k, planar, cross3, min_slices))
+        return planar, np.minimum(s, t)
+    big = np.asarray(_max_internal_table(9, 2 * k), np.int64)
+    cross3 = np.zeros((k + 1, k + 1), np.int64)
+    for a in range(1, k + 1):
+        for b in range(a, k + 1):
+            shared = np.arange(0, a + 1)
+            val = int((shared + big[a + b - shared] + big[shared]).max())
+            cross3[a, b] = cross3[b, a] = min(val, 9 * a, a * b)
+    return planar, cross3
 
 
-def max_internal_edges(points: int, k: int, min_slices: int = 1) -> int:
+@lru_cache(maxsize=None)
+def _max_internal_table(points: int, k: int, min_slices: int = 1,
+                        min_part: int = 1) -> tuple[int, ...]:
+    intra, cross = _slice_tables(points, k)
+    return tuple(int(v) for v in _slice_dp(k, intra, cross, min_slices, min_part))
+
+
+def max_internal_edges(points: int, k: int, min_slices: int = 1, min_part: int = 1) -> int:
     """Upper bound on the stencil edges inside any k ranks of an unbounded grid
-    that meet at least ``min_slices`` slices (rows in 2-D, planes in 3-D);
-    -1 if no k ranks can meet that many."""
-    if min_slices > max(k, 1):
+    that meet at least ``min_slices`` slices (rows in 2-D, planes in 3-D),
+    each of them with at least ``min_part`` ranks; -1 if no k ranks can."""
+    if min_slices * min_part > max(k, 1):
         return -1  # no set of k points meets that many slices
     if k <= 1:
         return 0
-    bound = max(_max_internal_table(points, k, min_slices)[k], -1)
+    bound = max(_max_internal_table(points, k, min_slices, min_part)[k], -1)
     if points == 27 and bound >= 0:
         # bounds every k-set, however many slices it meets
         bound = min(bound, king_bound.king3_max_edges(
@@ -128,20 +138,29 @@ def max_inside_node(stencil: Stencil, k: int) -> int:
     """Upper bound on stencil edges inside any k ranks of this grid, wrap-around included.
 
     A set that misses some coordinate of a periodic dimension can be unrolled
-    there and has no wrapping edge. One that meets all n coordinates of the
-    dimensions in U meets at least max(n) slices and has at most
-    (offsets stepping +1 along d) * floor(k / n_d) wrapping edges per d in U.
+    there and has no wrapping edge. One that meets all n_d coordinates of
+    each dimension d in U is cut, along each, at its least populated
+    coordinate (m_d <= k / n_d ranks); an edge that wraps across that cut has
+    an end among those m_d ranks, so at most c_d m_d edges wrap (c_d: offsets
+    stepping +1 along d). Let d* be the dimension of U with the largest m_d
+    = M: the unrolled set has n_d* slices along d* of at least M ranks each,
+    which bounds its own edges (slice DP with min_slices, min_part).
     """
     offs = offsets(stencil)
     best = max_internal_edges(stencil.points, k)
-    wrapping = [(n, int(np.count_nonzero(offs[:, dim] == 1)) * (k // n))
-                for dim, (n, periodic) in enumerate(zip(stencil.grid, stencil.periodic))
-                if periodic and 1 < n <= k]
-    for size in range(1, len(wrapping) + 1):
-        for subset in itertools.combinations(wrapping, size):
-            spanned = max_internal_edges(stencil.points, k, max(n for n, _ in subset))
-            if spanned >= 0:
-                best = max(best, spanned + sum(w for _, w in subset))
+    spannable = [(n, int(np.count_nonzero(offs[:, dim] == 1)))
+                 for dim, (n, periodic) in enumerate(zip(stencil.grid, stencil.periodic))
+                 if periodic and 1 < n <= k]
+    for size in range(1, len(spannable) + 1):
+        for subset in itertools.combinations(spannable, size):
+            for star, (n_star, c_star) in enumerate(subset):
+                for m in range(1, k // n_star + 1):
+                    inner = max_internal_edges(stencil.points, k, n_star, m)
+                    if inner < 0:
+                        continue
+                    wraps = c_star * m + sum(c * min(m, k // n) for j, (n, c) in enumerate(subset)
+                                             if j != star)
+                    best = max(best, inner + wraps)
     return best
 
 
