@@ -46,7 +46,8 @@ from .patterns import Stencil, coords_of_ranks, edge_list
 # 16/32/64/128 have shortest vectors of 0.97/1.09/1.00/1.12 ppn^(1/3).
 MIN_NORM_FRACTION = 0.85
 # Upper bound on (lattices scored) x (points walked) for the Voronoi starts
-# (~2-3 s of numpy); above it the minimum norm is raised until it fits.
+# (~2-3 s of numpy); the minimum norm is lowered from 1.2 ppn^(1/d) towards
+# MIN_NORM_FRACTION while the lattices fit in it.
 VORONOI_BUDGET = 16_000_000
 # Distinct lattices hill-climbed, and steps of each climb (~0.1 s per 2-D climb,
 # ~0.2 s in 3-D).
@@ -224,26 +225,32 @@ def ranked_tiles(ppn: int, ndim: int = 2, diagonal: bool = True, seed: int = 0) 
     scale = ppn ** (1 / ndim)
     # every Voronoi tile of a lattice kept below lies within 0.9 ppn^(1/d) of 0
     walk = points_by_norm((scale + 1) ** 2, ndim)
-    fraction = MIN_NORM_FRACTION
-    bases = hermite_lattices(ppn, ndim, (fraction * scale) ** 2)
-    while len(bases) * len(walk) > VORONOI_BUDGET:
-        fraction += 0.05
+    # roundest lattices first: the roundest possible (face-centred cubic in
+    # 3-D, hexagonal in 2-D) have shortest vectors of about 1.12 / 1.07 ppn^(1/d);
+    # below MIN_NORM_FRACTION only while none is found (tiny ppn: 3 in 2-D)
+    bases = np.zeros((0, ndim, ndim), np.int64)
+    fraction = 1.2
+    while fraction > 0:
         rounder = hermite_lattices(ppn, ndim, (fraction * scale) ** 2)
-        if len(rounder) == 0:
+        if len(bases) and (len(rounder) * len(walk) > VORONOI_BUDGET
+                           or fraction < MIN_NORM_FRACTION - 1e-9):
             break
         bases = rounder
+        fraction -= 0.05
     first, edges = voronoi_tiles(bases, walk, ppn, diagonal)
-    if len(bases) == 0 or edges.max() < 0:
-        # tiny ppn: no lattice is that round; walk far enough for any lattice
-        bases = hermite_lattices(ppn, ndim, 0)
-        walk = points_by_norm(ppn * ppn, ndim)
+    if edges.max(initial=-1) < 0:
+        # lattices that thin have Voronoi tiles reaching beyond the walk
+        walk = points_by_norm((2 * scale + 2) ** 2, ndim)
         first, edges = voronoi_tiles(bases, walk, ppn, diagonal)
+    near_zero = points_by_norm(max(2 * fraction * scale, scale + 1) ** 2, ndim)
     rng = random.Random(seed)
     seen, tiles = set(), []
     for li in np.argsort(-edges, kind="stable"):
         if edges[li] < 0 or len(tiles) == CLIMBED_LATTICES:
             break
-        vectors = walk[coset_index(bases[li:li + 1], walk)[0] == 0][1:]
+        # the lattice's vectors up to twice its shortest (never shorter than
+        # the walk's radius: found among its points)
+        vectors = near_zero[coset_index(bases[li:li + 1], near_zero)[0] == 0][1:]
         # lattices equal up to a symmetry of Z^d share edges and vector norms: climb one
         key = (int(edges[li]), tuple((vectors * vectors).sum(1).tolist()))
         if key in seen:
