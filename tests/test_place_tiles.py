@@ -19,6 +19,12 @@ def _king_edges(points: np.ndarray) -> int:
     return int(np.count_nonzero(diff == 1)) // 2
 
 
+def _face_edges(points: np.ndarray) -> int:
+    """Pairs of points at l1 distance 1 (5/7-point stencil edges)."""
+    diff = np.abs(points[:, None, :] - points[None, :, :]).sum(axis=2)
+    return int(np.count_nonzero(diff == 1)) // 2
+
+
 def _in_lattice(basis: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     """Whether each vector is an integer combination of the basis rows (solved
     in floating point, not with the module's Hermite reduction)."""
@@ -65,6 +71,29 @@ def test_lattice_tile_orders_are_valid_and_reach_the_bound(grid, periodic, ppn, 
         # octagon-like tiles with the maximum edges tile the torus: the bound is met
         assert off == bound
         assert best.name.startswith("lattice tiles")
+
+
+@pytest.mark.parametrize("points,ndim", [(5, 2), (7, 3)])
+def test_face_stencil_tiles_beat_every_box_at_ppn_128(points, ndim):
+    # 5/7-point: no box of 128 ranks reaches the per-node maximum, a tile can
+    tile = lattice_tiles.best_tile(128, ndim, diagonal=False)
+    pts = np.asarray(tile.points)
+    assert _face_edges(pts) == tile.edges
+    diff = (pts[:, None, :] - pts[None, :, :]).reshape(-1, ndim)
+    same_coset = _in_lattice(np.asarray(tile.basis), diff).reshape(128, 128)
+    assert np.array_equal(same_coset, np.eye(128, dtype=bool))
+    boxes = max(_face_edges(np.array(list(itertools.product(*map(range, cell)))))
+                for cell in factorisations(128, ndim))
+    assert boxes < tile.edges <= bounds.max_internal_edges(points, 128)
+
+
+def test_5_point_tiles_on_a_torus_when_boxes_fall_short():
+    st = patterns.make_stencil((128, 128), 5, True)
+    best, tried, bound = search(st, 128)
+    tile = np.asarray(lattice_tiles.best_tile(128, 2, diagonal=False).points)
+    assert best.name == "lattice tiles of 128"
+    assert best.traffic.off_msgs == patterns.total_messages(st) - 2 * 128 * _face_edges(tile)
+    assert bound <= best.traffic.off_msgs < min(c.traffic.off_msgs for c in tried if c.cell)
 
 
 @pytest.mark.parametrize("ppn", [16, 64])
