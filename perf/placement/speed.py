@@ -3,6 +3,9 @@
 
 * `place auto` on a 1024x1024 5-point grid (1,048,576 ranks), ppn 64;
   also `place grid` for the same grid and `place evaluate` of that order;
+* `place auto` on a 128^3 7-point grid (2,097,152 ranks), and with lattice
+  tiles on 1,048,576 ranks: 1024x1024 9-point ppn 128, 128x128x64 27-point
+  ppn 64;
 * `place from-profile` on a 100,000-rank synthetic profile (a 250x400
   5-point stencil with the rank numbering scrambled, 4 KiB per message).
 
@@ -73,6 +76,11 @@ def main(argv=None) -> int:
     rows.append(("place evaluate -n 64 --grid 1024,1024 --stencil 9 --order (auto's)", secs, rss))
     secs, rss = timed(mpiscope + ["auto", "--grid", "128,128,128", "--stencil", "7", "-n", "64"])
     rows.append(("place auto --grid 128,128,128 --stencil 7 -n 64 (2,097,152 ranks)", secs, rss))
+    # the lattice-tile paths: 2-D and 3-D king stencils at 1,048,576 ranks
+    secs, rss = timed(mpiscope + ["auto", "--grid", "1024,1024", "--stencil", "9", "-n", "128"])
+    rows.append(("place auto --grid 1024,1024 --stencil 9 -n 128 (1,048,576 ranks)", secs, rss))
+    secs, rss = timed(mpiscope + ["auto", "--grid", "128,128,64", "--stencil", "27", "-n", "64"])
+    rows.append(("place auto --grid 128,128,64 --stencil 27 -n 64 (1,048,576 ranks)", secs, rss))
     prof = work / "scrambled-100k.mpiscope"
     if not prof.exists():
         scrambled_profile(prof)

@@ -98,6 +98,11 @@ def search(stencil: Stencil, ppn: int, keep: int = 6,
     """
     tried = []
     for cell, curve in itertools.product(candidate_cells(stencil, ppn, keep), curves):
+        if curve != curves[0] and all(g % c == 0 for g, c in zip(stencil.grid, cell)):
+            # cells of exactly ppn ranks tile the grid: every curve puts the
+            # same cells on nodes, only their order differs, so the off-node
+            # traffic is the same; evaluate the first curve only
+            continue
         order = go.order(stencil.grid, cell, stencil.major, curve)
         tried.append(evaluate_named(stencil, ppn, f"-{curve} -c {','.join(map(str, cell))}",
                                     order, cell, curve))
