@@ -294,11 +294,10 @@ def tile_labels(coords: np.ndarray, tile: Tile, periods: tuple[int, ...] | None 
     return labels.reshape(-1)
 
 
-def border_split(tile: Tile, grid: tuple[int, ...],
-                 periodic: tuple[bool, ...]) -> tuple[np.ndarray, float]:
-    """Shift of the tiling that splits the fewest tile edges at the borders of
-    the non-periodic dimensions when it is laid out as on a torus, and how
-    many edges it splits.
+def border_split(tile: Tile, stencil: Stencil) -> tuple[np.ndarray, float]:
+    """Shift of the tiling that splits the fewest tile edges (edges of the
+    stencil) at the borders of the non-periodic dimensions when it is laid
+    out as on a torus, and how many edges it splits.
 
     Laid out that way (the grid's periods must be lattice vectors), a node
     only loses the edges of its tile that would wrap across a border. Along
@@ -311,11 +310,14 @@ def border_split(tile: Tile, grid: tuple[int, ...],
     """
     basis = np.asarray(tile.basis, np.int64)
     points = np.asarray(tile.points, np.int64)
+    grid = stencil.grid
     diff = points[None, :, :] - points[:, None, :]
     adjacent = np.abs(diff).max(axis=2) == 1
+    if not stencil.diagonal:
+        adjacent &= np.abs(diff).sum(axis=2) == 1  # faces only
     shift = np.zeros(len(grid), np.int64)
     split = 0.0
-    for k, wraps in enumerate(periodic):
+    for k, wraps in enumerate(stencil.periodic):
         if wraps:
             continue
         g = int(np.gcd.reduce(basis[:, k]))
@@ -350,15 +352,13 @@ def tile_order(stencil: Stencil, ppn: int, seed: int = 0) -> np.ndarray | None:
         # the grid's periods are lattice vectors: tiles that wrap around are
         # one node (on a non-periodic grid such a node is split in pieces at
         # opposite borders); keep the tile that loses least that way
-        def kept_edges(tile: Tile) -> float:
-            return nodes * tile.edges - border_split(tile, stencil.grid, stencil.periodic)[1]
-
-        tile = max(fitting, key=kept_edges)
-        shift, _ = border_split(tile, stencil.grid, stencil.periodic)
-        folded = tile_labels(coords + shift, tile, stencil.grid)
+        splits = [border_split(tile, stencil) for tile in fitting]
+        kept = [nodes * tile.edges - lost for tile, (_, lost) in zip(fitting, splits)]
+        best = int(np.argmax(kept))
+        folded = tile_labels(coords + splits[best][0], fitting[best], stencil.grid)
         if all(stencil.periodic) or too_large:
             return np.argsort(folded, kind="stable")
-    shift, _ = border_split(tiles[0], stencil.grid, stencil.periodic)
+    shift, _ = border_split(tiles[0], stencil)
     labels = tile_labels(coords + shift, tiles[0])
     sizes = np.bincount(labels)
     if len(sizes) == nodes and np.all(sizes == ppn):
