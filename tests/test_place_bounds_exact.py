@@ -32,7 +32,7 @@ def _box_maxima(shape: tuple[int, ...], kmax: int) -> list[int]:
                                              (3, (2, 3, 3), 7)])
 def test_exact_maximum_equals_brute_force_on_boxes(ndim, shape, kmax):
     brute = _box_maxima(shape, kmax)
-    exact = [bounds.king_edges_exact(ndim, k) for k in range(kmax + 1)]
+    exact = [king_bound.king_edges_exact(ndim, k) for k in range(kmax + 1)]
     # every set in the box is a lattice set: brute force can never beat it ...
     assert all(b <= e for b, e in zip(brute, exact))
     # ... and these boxes hold an optimal set for every k up to kmax
@@ -41,7 +41,7 @@ def test_exact_maximum_equals_brute_force_on_boxes(ndim, shape, kmax):
 
 @pytest.mark.parametrize("ndim,k", [(2, 16), (2, 23), (3, 8), (3, 16), (3, 19)])
 def test_exact_maximum_is_attained_by_the_returned_set(ndim, k):
-    edges, points = bounds.king_optimum(ndim, k)
+    edges, points = king_bound.king_optimum(ndim, k)
     assert points.shape == (k, ndim)
     assert len({tuple(p) for p in points}) == k
     assert _king_edges(points) == edges
@@ -50,16 +50,16 @@ def test_exact_maximum_is_attained_by_the_returned_set(ndim, k):
 def test_exact_2d_maximum_equals_the_9_point_slice_bound():
     # two independent derivations of the same 2-D maximum agree
     for k in range(1, 29):
-        assert bounds.king_edges_exact(2, k) == bounds.max_internal_edges(9, k)
+        assert king_bound.king_edges_exact(2, k) == bounds.max_internal_edges(9, k)
 
 
 def test_27_point_bound_uses_the_exact_maximum():
     # 16 points: the plane DP allows 89 edges; the true maximum is 78 (a 2x2x4
     # box has 72), and the bound now uses 78
-    assert bounds.max_internal_edges(27, 16) == bounds.king_edges_exact(3, 16) == 78
+    assert bounds.max_internal_edges(27, 16) == king_bound.king_edges_exact(3, 16) == 78
     # the stored table is what the enumeration gives
     for k in (2, 9, 17):
-        assert king_bound.EXACT_3D[k] == bounds.king_edges_exact(3, k)
+        assert king_bound.EXACT_3D[k] == king_bound.king_edges_exact(3, k)
 
 
 def _is_ranked_down_set(cells: set) -> bool:
@@ -119,7 +119,7 @@ def test_an_outside_point_touches_at_most_5_points_of_a_ranked_down_set():
 def test_ring_bound_is_never_below_the_exact_maximum_and_often_equal():
     planar = np.asarray(bounds._max_internal_table(9, 20), np.int64)
     ring = [king_bound.king3_ring_bound(k, planar) for k in range(21)]
-    exact = [bounds.king_edges_exact(3, k) for k in range(21)]
+    exact = [king_bound.king_edges_exact(3, k) for k in range(21)]
     assert all(r >= e for r, e in zip(ring, exact))
     assert sum(r == e for r, e in zip(ring, exact)) >= 18
     # the stored tables are what the code computes

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from mpiscope.place import bounds, evaluate, grid_order as go, lattice_tiles, patterns
+from mpiscope.place import bounds, evaluate, grid_order as go, king_bound, lattice_tiles, patterns
 from mpiscope.place.search import factorisations, search
 
 STENCIL_OF_DIM = {2: 9, 3: 27}
@@ -52,7 +52,7 @@ def test_lattice_tile_is_a_fundamental_domain_with_many_edges(ndim, ppn):
     assert _best_box_edges(ndim, ppn) < tile.edges
     assert tile.edges <= bounds.max_internal_edges(STENCIL_OF_DIM[ndim], ppn)
     if ndim == 2 and ppn == 16:
-        assert tile.edges == bounds.king_edges_exact(2, 16)  # the maximum of any 16 points
+        assert tile.edges == king_bound.king_edges_exact(2, 16)  # the maximum of any 16 points
 
 
 @pytest.mark.parametrize("grid,periodic,ppn,exact", [((32, 32), True, 16, True),

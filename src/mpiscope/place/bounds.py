@@ -47,7 +47,6 @@ from functools import lru_cache
 import numpy as np
 
 from . import king_bound
-from .king_bound import king_edges_exact, king_optimum  # noqa: F401 - part of the bounds API
 from .patterns import STENCILS, Stencil, offsets, total_messages
 
 
