@@ -51,12 +51,16 @@ def cell_internal_messages(stencil: Stencil, cell: tuple[int, ...]) -> int:
                    for off in offsets(stencil)))
 
 
+def tiles_grid(stencil: Stencil, cell: tuple[int, ...]) -> bool:
+    """Whether whole cells cover the grid (none is clipped at the border)."""
+    return all(g % c == 0 for c, g in zip(cell, stencil.grid))
+
+
 def candidate_cells(stencil: Stencil, ppn: int, keep: int) -> list[tuple[int, ...]]:
     """The cell shapes of size ppn that fit the grid, best (most inside traffic) first."""
     cells = [c for c in factorisations(ppn, len(stencil.grid))
              if all(ci <= gi for ci, gi in zip(c, stencil.grid))]
-    tiles = [c for c in cells if all(g % ci == 0 for ci, g in zip(c, stencil.grid))]
-    score = {c: (cell_internal_messages(stencil, c), c in tiles) for c in cells}
+    score = {c: (cell_internal_messages(stencil, c), tiles_grid(stencil, c)) for c in cells}
     return sorted(cells, key=lambda c: score[c], reverse=True)[:keep]
 
 
@@ -98,7 +102,7 @@ def search(stencil: Stencil, ppn: int, keep: int = 6,
     """
     tried = []
     for cell, curve in itertools.product(candidate_cells(stencil, ppn, keep), curves):
-        if curve != curves[0] and all(g % c == 0 for g, c in zip(stencil.grid, cell)):
+        if curve != curves[0] and tiles_grid(stencil, cell):
             # cells of exactly ppn ranks tile the grid: every curve puts the
             # same cells on nodes, only their order differs, so the off-node
             # traffic is the same; evaluate the first curve only
