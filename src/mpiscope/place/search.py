@@ -18,11 +18,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import grid_order as go
-from . import lattice_tiles
+from . import bands, lattice_tiles
 from .bounds import max_internal_edges, off_node_lower_bound
 from .evaluate import Traffic, node_of_rank, traffic_of_stencil
 from .methods import method_order
 from .patterns import Stencil, offsets, total_messages
+
+
+# band orders are tried when no cell or tile comes this close to the bound
+BANDS_ABOVE = 0.01
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,14 @@ def search(stencil: Stencil, ppn: int, keep: int = 6,
         order = lattice_tiles.tile_order(stencil, ppn)
         if order is not None:
             tried.append(evaluate_named(stencil, ppn, f"lattice tiles of {ppn}", order))
-    best = min(tried, key=lambda c: (c.traffic.off_msgs, c.traffic.max_node_off_msgs))
     bound = off_node_lower_bound(stencil, ppn, total_messages(stencil))
+    best = min(tried, key=_rank)
+    if best.traffic.off_msgs > bound * (1 + BANDS_ABOVE):
+        tried += [Candidate(name, None, "", traffic, order)
+                  for name, order, traffic in bands.candidates(stencil, ppn)]
+        best = min(tried, key=_rank)
     return best, tried, bound
+
+
+def _rank(c: Candidate) -> tuple[int, int]:
+    return c.traffic.off_msgs, c.traffic.max_node_off_msgs
