@@ -56,6 +56,9 @@ def _min_off_exhaustive(stencil, ppn):
     ((3, 4), 5, True, 6), ((4, 4), 5, (True, False), 8), ((3, 4), 5, (False, True), 6),
     # nodes that span a small torus (the wrap-around term of max_inside_node)
     ((3, 4), 9, True, 6), ((3, 4), 9, True, 4), ((3, 4), 5, True, 4),
+    # non-periodic grids in few nodes (the line bound's price of a line end)
+    ((3, 4), 5, False, 6), ((2, 6), 5, False, 6), ((3, 6), 5, False, 9), ((3, 5), 5, False, 5),
+    ((2, 8), 5, False, 8), ((2, 3, 3), 7, False, 9),
 ])
 def test_bound_never_beaten_exhaustively(grid, points, periodic, ppn):
     st = patterns.make_stencil(grid, points, periodic)
@@ -100,6 +103,18 @@ def test_line_bound_is_met_on_a_small_torus(ppn):
     assert bound == bounds.line_bound(st, ppn) == best.traffic.off_msgs
     total = patterns.total_messages(st)
     assert bound > total - 2 * (st.nranks // ppn) * bounds.max_inside_node(st, ppn)
+
+
+def test_line_bound_sees_few_nodes_cannot_all_hold_the_border():
+    # 16x16 non-periodic in 2 nodes of 128: spreading the lines' ends over
+    # both nodes allows 28 off-node messages; pricing ends at 0 counts one
+    # message per line a node meets but does not hold: 16 each, what a
+    # straight cut needs
+    st = patterns.make_stencil((16, 16), 5, False)
+    best, _, bound = search.search(st, 128)
+    assert bounds.line_bound(st, 128) == bound == best.traffic.off_msgs == 32
+    total = patterns.total_messages(st)
+    assert bound > total - 2 * 2 * bounds.max_inside_node(st, 128)
 
 
 def test_nodes_spanning_a_small_torus_are_bounded_tightly():

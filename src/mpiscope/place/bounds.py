@@ -167,26 +167,40 @@ def max_inside_node(stencil: Stencil, k: int) -> int:
 _LINE_BOUND_CELLS = 4_000_000
 
 
+# prices of a line end tried by line_bound (see its docstring)
+_END_PRICES = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
 def line_bound(stencil: Stencil, ppn: int) -> int:
     """Lower bound on off-node messages from the grid's lines (5/7-point only).
 
     The stencil's edges are the grid lines along each dimension. Inside one
-    line a node's ranks have at least two neighbours off the node, unless it
-    holds the whole line (a periodic line: none) or an end of a non-periodic
-    line (one less per end held; the two ends of each line belong to some
-    node). With r_d the lines along d a node meets and f_d those it holds
-    whole (periodic d), summed over nodes:
+    line a node's ranks have at least two neighbours off the node unless it
+    holds the whole line (then none); in a non-periodic line, one fewer if it
+    holds one of the line's two ends (each end is held by exactly one node).
+    A node that meets r_d lines along d and holds f_d of them whole, and holds
+    e_d <= r_d - f_d ends of the others, so has at least
 
-        off-node >= sum over nodes of 2 (sum_d r_d - sum_{d periodic} f_d)
-                    - 2 * (lines along the non-periodic dimensions),
+        sum over d of  2 (r_d - f_d) - e_d
 
-    and every node's term is at least the minimum over (r, f) that k = ppn
-    ranks can have: Loomis-Whitney (k <= r_0 r_1 in 2-D, k^2 <= r_0 r_1 r_2
-    in 3-D), f_d whole lines of n_d ranks plus r_d - f_d partial ones hold k,
-    and a whole line along d meets n_d lines along every other dimension.
-    It sees what the per-node edge count cannot: a node of a small torus
-    that spans it (a strip) has wrapping edges only if its neighbours are
-    strips too. 0 for diagonal stencils.
+    off-node messages. The ends held, e_d + 2 f_d over all nodes, add up to
+    twice the lines along d (2 L_d). Pricing an end at lam in [0, 1] (a
+    Lagrangian relaxation of that sum) gives, for every lam,
+
+        off-node >= nodes * min over (r, f) of [sum_{d periodic} 2 (r_d - f_d)
+                       + sum_{d not periodic} ((1 + lam) r_d - (1 - lam) f_d)]
+                    - 2 lam * sum_{d not periodic} L_d,
+
+    and the bound is the best over a few prices. lam = 1 spreads the ends
+    over all nodes; lam = 0 counts one message per line a node meets but
+    does not hold, which sees that a few nodes cannot all sit at the border
+    (16x16 in 2 nodes of 128: 32, a straight cut). (r, f) range over what
+    k = ppn ranks can have: Loomis-Whitney (k <= r_0 r_1 in 2-D,
+    k^2 <= r_0 r_1 r_2 in 3-D), f_d whole lines of n_d ranks plus r_d - f_d
+    partial ones of at most n_d - 1 hold k, and a whole line along d meets
+    n_d lines along every other dimension. On a small torus it sees what the
+    per-node edge count cannot: a node that spans it (a strip) has wrapping
+    edges only if its neighbours are strips too. 0 for diagonal stencils.
     """
     grid, per = stencil.grid, stencil.periodic
     if stencil.diagonal or any(p and n < 3 for n, p in zip(grid, per)):
@@ -199,29 +213,35 @@ def line_bound(stencil: Stencil, ppn: int) -> int:
     axes = np.meshgrid(*(np.arange(1, c + 1) for c in cap), indexing="ij", sparse=True)
     prod = functools.reduce(np.multiply, axes)
     fits = prod >= (k if ndim == 2 else k * k)
-    best = None
-    periodic_dims = [d for d in range(ndim) if per[d]]
-    for whole in itertools.product((False, True), repeat=len(periodic_dims)):
-        cost = sum(axes)
-        ok = fits
-        for d, has_whole in zip(periodic_dims, whole):
-            n, r = grid[d], axes[d]
-            if has_whole:
-                # most whole lines: f n + (r - f) <= k, f <= r, f >= 1
-                f = np.minimum(r, (k - r) // (n - 1))
-                ok = ok & (f >= 1)
-                for other in range(ndim):
-                    if other != d:
-                        ok = ok & (axes[other] >= n)
-            else:
-                f = 0
-                ok = ok & (k <= r * (n - 1))  # no whole line: at most n - 1 each
-            cost = cost - f
-        cost = np.where(ok, cost, np.iinfo(np.int64).max)
-        value = int(cost.min())
-        best = value if best is None else min(best, value)
-    open_ends = sum(lines[d] for d in range(ndim) if not per[d])
-    return max(0, stencil.nranks // ppn * 2 * best - 2 * open_ends)
+    # per dimension: (r, f) of a node with no whole line, and with the most
+    # whole lines it can hold (where it can hold one)
+    shapes = []
+    for d in range(ndim):
+        n, r = grid[d], axes[d]
+        most = np.minimum(r, (k - r) // max(n - 1, 1))
+        whole_ok = most >= 1
+        for other in range(ndim):
+            if other != d:
+                whole_ok = whole_ok & (axes[other] >= n)
+        shapes.append(((0, k <= r * (n - 1)), (most, whole_ok)))
+    nodes = stencil.nranks // ppn
+    ends = sum(lines[d] for d in range(ndim) if not per[d])
+    big = np.iinfo(np.int64).max
+    best = 0
+    for lam in (_END_PRICES if ends else (1.0,)):
+        least = None
+        for choice in itertools.product(*shapes):
+            cost = np.zeros(prod.shape)
+            ok = fits
+            for d, (f, allowed) in enumerate(choice):
+                r = axes[d]
+                cost = cost + (2 * (r - f) if per[d] else (1 + lam) * r - (1 - lam) * f)
+                ok = ok & allowed
+            value = float(np.where(ok, cost, big).min())
+            least = value if least is None else min(least, value)
+        # integer messages: round the relaxation up (a hair of slack for floats)
+        best = max(best, math.ceil(nodes * least - 2 * lam * ends - 1e-9))
+    return best
 
 
 def off_node_lower_bound(stencil: Stencil, ppn: int, total: int | None = None) -> int:
