@@ -25,7 +25,8 @@ import numpy as np  # noqa: E402
 
 from mpiscope.place import bounds, king_bound  # noqa: E402
 from mpiscope.place.patterns import make_stencil  # noqa: E402
-from mpiscope.place.search import candidate_cells, cell_internal_messages  # noqa: E402
+from mpiscope.place.patterns import cell_internal_messages  # noqa: E402
+from mpiscope.place.search import candidate_cells  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -18,7 +18,6 @@ measured profile is used instead.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import time

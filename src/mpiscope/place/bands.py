@@ -25,7 +25,7 @@ import numpy as np
 
 from .evaluate import Traffic, node_of_rank, traffic_of_stencil
 from .grid_order import rank_of_coords
-from .patterns import Stencil, coords_of_ranks, offsets
+from .patterns import Stencil, cell_internal_messages, coords_of_ranks, offsets
 
 # Upper bound on (ranks x stencil offsets x band orders evaluated) per search:
 # evaluating one order costs ~0.1 s per million rank-offsets.
@@ -112,8 +112,6 @@ def band_order(grid: tuple[int, ...], major: str, walk: int,
 def _layouts(stencil: Stencil, ppn: int):
     """(score, name, walk, heights) for band layouts of nodes near ppn ranks;
     the score is the stencil's messages inside the average node's box."""
-    from .search import cell_internal_messages  # search imports this module
-
     grid, ndim = stencil.grid, len(stencil.grid)
     side = ppn ** (1 / ndim)
     for walk in range(ndim):

@@ -80,6 +80,12 @@ def offsets(stencil: Stencil) -> np.ndarray:
     return np.array(out, np.int64)
 
 
+def cell_internal_messages(stencil: Stencil, cell: tuple[int, ...]) -> int:
+    """Messages that stay inside one isolated cell (no wrap-around)."""
+    return int(sum(math.prod(max(0, c - abs(o)) for c, o in zip(cell, off))
+                   for off in offsets(stencil)))
+
+
 def coords_of_ranks(grid: tuple[int, ...], major: str) -> np.ndarray:
     """(P, d) int64 coordinates of ranks 0..P-1 under the numbering."""
     n = math.prod(grid)

@@ -12,7 +12,6 @@ bound.
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +21,7 @@ from . import bands, lattice_tiles
 from .bounds import max_internal_edges, off_node_lower_bound
 from .evaluate import Traffic, node_of_rank, traffic_of_stencil
 from .methods import method_order
-from .patterns import Stencil, offsets, total_messages
+from .patterns import Stencil, cell_internal_messages, total_messages
 
 
 # band orders are tried when no cell or tile comes this close to the bound
@@ -47,12 +46,6 @@ def factorisations(k: int, ndim: int) -> list[tuple[int, ...]]:
         if k % first == 0:
             out += [(first, *rest) for rest in factorisations(k // first, ndim - 1)]
     return out
-
-
-def cell_internal_messages(stencil: Stencil, cell: tuple[int, ...]) -> int:
-    """Messages that stay inside one isolated cell (no wrap-around)."""
-    return int(sum(math.prod(max(0, c - abs(o)) for c, o in zip(cell, off))
-                   for off in offsets(stencil)))
 
 
 def tiles_grid(stencil: Stencil, cell: tuple[int, ...]) -> bool:
