@@ -17,15 +17,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import grid_order as go
-from . import bands, lattice_tiles
+from . import bands, border, lattice_tiles
 from .bounds import max_internal_edges, off_node_lower_bound
 from .evaluate import Traffic, node_of_rank, traffic_of_stencil
 from .methods import method_order
 from .patterns import Stencil, cell_internal_messages, total_messages
 
 
-# band orders are tried when no cell or tile comes this close to the bound
-BANDS_ABOVE = 0.01
+# band orders and the border re-cut are tried when no cell or tile comes
+# this close to the bound
+CLOSE_ENOUGH = 0.01
 
 
 @dataclass(frozen=True)
@@ -116,10 +117,14 @@ def search(stencil: Stencil, ppn: int, keep: int = 6,
             tried.append(evaluate_named(stencil, ppn, f"lattice tiles of {ppn}", order))
     bound = off_node_lower_bound(stencil, ppn, total_messages(stencil))
     best = min(tried, key=_rank)
-    if best.traffic.off_msgs > bound * (1 + BANDS_ABOVE):
+    if best.traffic.off_msgs > bound * (1 + CLOSE_ENOUGH):
         tried += [Candidate(name, None, "", traffic, order)
                   for name, order, traffic in bands.candidates(stencil, ppn)]
         best = min(tried, key=_rank)
+        refined = border.refine_at_border(stencil, ppn, best.order)
+        if refined is not None:
+            tried.append(evaluate_named(stencil, ppn, f"{best.name}, border re-cut", refined))
+            best = min(tried, key=_rank)
     return best, tried, bound
 
 
