@@ -5,9 +5,9 @@ non-periodic border their nodes are split (a tile that crosses the border is
 folded to the opposite side) or clipped, and lose edges there. Re-cutting
 each pair of neighbouring border nodes with METIS (``partition``'s pairwise
 re-bisection, sizes kept) recovers part of that loss: 9-point 256x256 ppn 32,
-+5.2 % -> +4.7 % above the bound; 27-point 64^3 ppn 32, +6.0 % -> +5.3 %.
-Only nodes holding a rank on the border take part, so the work grows with
-the border, not the grid.
++5.2 % -> +4.7 % above the bound; 27-point 64^3 ppn 32, +6.0 % -> +5.1 %.
+Only nodes holding a rank near the border take part, so the work grows
+with the border, not the grid.
 """
 
 from __future__ import annotations
@@ -22,15 +22,18 @@ from .patterns import Stencil, coords_of_ranks, neighbour_pairs
 # nodes' ranks): ~25 s for three passes at 2 M (27-point 64^3, ppn 32).
 MAX_BORDER_EDGES = 2_000_000
 PASSES = 3
+# Nodes holding a rank this close to the border take part (2 recovers more
+# than 1: 27-point 64^3 ppn 32, +5.3 % vs +5.1 %, three passes).
+DEPTH = 2
 
 
-def border_nodes(stencil: Stencil, node: np.ndarray) -> np.ndarray:
-    """flag[n]: node n holds a rank on a non-periodic border of the grid."""
+def border_nodes(stencil: Stencil, node: np.ndarray, depth: int = DEPTH) -> np.ndarray:
+    """flag[n]: node n holds a rank within ``depth`` of a non-periodic border."""
     coords = coords_of_ranks(stencil.grid, stencil.major)
     on_border = np.zeros(stencil.nranks, bool)
     for dim, (n, wraps) in enumerate(zip(stencil.grid, stencil.periodic)):
         if not wraps:
-            on_border |= (coords[:, dim] == 0) | (coords[:, dim] == n - 1)
+            on_border |= (coords[:, dim] < depth) | (coords[:, dim] >= n - depth)
     flag = np.zeros(int(node.max()) + 1, bool)
     flag[node[on_border]] = True
     return flag
