@@ -3,7 +3,7 @@
 import numpy as np
 
 from mpiscope.place import border, lattice_tiles, patterns, search
-from mpiscope.place.evaluate import node_of_rank, traffic_of_order
+from mpiscope.place.evaluate import node_of_rank, traffic_of_order, traffic_of_stencil
 
 
 def _groups(order, ppn):
@@ -39,3 +39,21 @@ def test_border_recut_skips_tori_and_big_borders(monkeypatch):
     st = patterns.make_stencil((256, 256), 9, False)
     monkeypatch.setattr(border, "MAX_BORDER_EDGES", 1000)
     assert border.refine_at_border(st, 32, lattice_tiles.tile_order(st, 32)) is None
+
+
+def test_regrouping_folded_tiles_joins_pieces_at_the_same_wall():
+    # 9-point 256x256, ppn 128: tiles crossing the border are folded to the
+    # opposite side; regrouping their ranks, then re-cutting, beats re-cutting alone
+    st = patterns.make_stencil((256, 256), 9, False)
+    node = node_of_rank(lattice_tiles.tile_order(st, 128), 128)
+    folded = border.folded_nodes(st, node)
+    assert 0 < folded.sum() < len(folded)
+    regrouped = border.regroup(st, 128, node)
+    assert np.all(np.bincount(regrouped) == 128)
+    assert np.array_equal(regrouped[~folded[node]], node[~folded[node]])
+    assert border.folded_nodes(st, regrouped).sum() < folded.sum()
+    alone = traffic_of_stencil(border.recut(st, 128, node), st).off_msgs
+    both = traffic_of_stencil(border.recut(st, 128, regrouped), st).off_msgs
+    assert both < alone
+    best = border.refine_at_border(st, 128, np.argsort(node, kind="stable"))
+    assert traffic_of_order(best, 128, st).off_msgs == min(alone, both)

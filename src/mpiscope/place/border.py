@@ -2,12 +2,19 @@
 
 Lattice tiles and band orders are laid out for the inside of the grid; at a
 non-periodic border their nodes are split (a tile that crosses the border is
-folded to the opposite side) or clipped, and lose edges there. Re-cutting
-each pair of neighbouring border nodes with METIS (``partition``'s pairwise
-re-bisection, sizes kept) recovers part of that loss: 9-point 256x256 ppn 32,
-+5.2 % -> +4.7 % above the bound; 27-point 64^3 ppn 32, +6.0 % -> +5.1 %.
-Only nodes holding a rank near the border take part, so the work grows
-with the border, not the grid.
+folded to the opposite side) or clipped, and lose edges there. Two repairs,
+each kept only if it lowers the traffic:
+
+* *re-cut*: every pair of neighbouring nodes near the border is re-bisected
+  with METIS, sizes kept (``partition``'s pairwise step);
+* *regroup, then re-cut*: the ranks of the folded nodes (those spanning more
+  than half a non-periodic dimension) are partitioned afresh with METIS into
+  as many nodes of exactly ppn, so that pieces at the same wall join up.
+
+9-point 256x256: ppn 32 +5.2 % -> +4.7 %, ppn 128 +9.5 % -> +8.2 % above the
+bound; 27-point 64^3 ppn 32 +6.0 % -> +5.0 %, ppn 128 +7.6 % -> +5.5 %. Only
+nodes near the border take part, so the work grows with the border, not the
+grid.
 """
 
 from __future__ import annotations
@@ -15,15 +22,15 @@ from __future__ import annotations
 import numpy as np
 
 from . import partition
-from .evaluate import node_of_rank
+from .evaluate import node_of_rank, traffic_of_stencil
 from .patterns import Stencil, coords_of_ranks, neighbour_pairs
 
 # Largest border subgraph refined (directed stencil edges among the border
-# nodes' ranks): ~25 s for three passes at 2 M (27-point 64^3, ppn 32).
+# nodes' ranks): ~25 s a repair at 2 M (27-point 64^3, ppn 32).
 MAX_BORDER_EDGES = 2_000_000
 PASSES = 3
 # Nodes holding a rank this close to the border take part (2 recovers more
-# than 1: 27-point 64^3 ppn 32, +5.3 % vs +5.1 %, three passes).
+# than 1: 27-point 64^3 ppn 32, +5.3 % vs +5.1 %, three passes of re-cut).
 DEPTH = 2
 
 
@@ -39,15 +46,23 @@ def border_nodes(stencil: Stencil, node: np.ndarray, depth: int = DEPTH) -> np.n
     return flag
 
 
-def refine_at_border(stencil: Stencil, ppn: int, order: np.ndarray) -> np.ndarray | None:
-    """The order with its border nodes re-cut pairwise, or None when the grid
-    has no non-periodic border, the border subgraph is over budget, or
-    nothing improved."""
-    if all(stencil.periodic):
-        return None
-    node = node_of_rank(order, ppn)
-    flag = border_nodes(stencil, node)
-    ranks = np.flatnonzero(flag[node])
+def folded_nodes(stencil: Stencil, node: np.ndarray) -> np.ndarray:
+    """flag[n]: node n spans more than half of a non-periodic dimension (a
+    tile folded across opposite borders)."""
+    coords = coords_of_ranks(stencil.grid, stencil.major)
+    nnodes = int(node.max()) + 1
+    flag = np.zeros(nnodes, bool)
+    for dim, (n, wraps) in enumerate(zip(stencil.grid, stencil.periodic)):
+        if not wraps:
+            lo, hi = np.full(nnodes, n), np.full(nnodes, -1)
+            np.minimum.at(lo, node, coords[:, dim])
+            np.maximum.at(hi, node, coords[:, dim])
+            flag |= hi - lo > n // 2
+    return flag
+
+
+def _graph_of(stencil: Stencil, ranks: np.ndarray):
+    """CSR of the stencil among ``ranks`` (local ids), or None over budget."""
     local = np.full(stencil.nranks, -1, np.int64)
     local[ranks] = np.arange(len(ranks))
     src, dst, edges = [], [], 0
@@ -59,12 +74,55 @@ def refine_at_border(stencil: Stencil, ppn: int, order: np.ndarray) -> np.ndarra
         src.append(local[s[keep]])
         dst.append(local[d[keep]])
     src, dst = np.concatenate(src), np.concatenate(dst)
-    xadj, adjncy, ew = partition.symmetric_graph(len(ranks), src, dst,
-                                                 np.ones(len(src), np.int64))
-    parts, part = np.unique(node[ranks], return_inverse=True)
-    new = partition._refine(part, xadj, adjncy, ew, ppn, passes=PASSES)
-    if np.array_equal(new, part):
+    return partition.symmetric_graph(len(ranks), src, dst, np.ones(len(src), np.int64))
+
+
+def recut(stencil: Stencil, ppn: int, node: np.ndarray) -> np.ndarray | None:
+    """node labels with the border nodes' pairs re-bisected (None: over budget)."""
+    ranks = np.flatnonzero(border_nodes(stencil, node)[node])
+    graph = _graph_of(stencil, ranks)
+    if graph is None:
         return None
+    parts, part = np.unique(node[ranks], return_inverse=True)
     node = node.copy()
-    node[ranks] = parts[new]
-    return np.argsort(node, kind="stable")
+    node[ranks] = parts[partition._refine(part, *graph, ppn, passes=PASSES)]
+    return node
+
+
+def regroup(stencil: Stencil, ppn: int, node: np.ndarray) -> np.ndarray | None:
+    """node labels with the folded nodes' ranks partitioned afresh (None: no
+    folded node, or over budget)."""
+    folded = folded_nodes(stencil, node)
+    if folded.sum() < 2:
+        return None
+    ranks = np.flatnonzero(folded[node])
+    graph = _graph_of(stencil, ranks)
+    if graph is None:
+        return None
+    parts = np.flatnonzero(folded)
+    _, membership = partition._metis(len(parts), *graph, recursive=True, ufactor=1, ncuts=4)
+    part = partition._balance(np.asarray(membership, np.int64), len(parts), ppn, *graph)
+    node = node.copy()
+    node[ranks] = parts[partition._refine(part, *graph, ppn, passes=PASSES)]
+    return node
+
+
+def refine_at_border(stencil: Stencil, ppn: int, order: np.ndarray) -> np.ndarray | None:
+    """The order with the fewest off-node messages of: as given, re-cut, and
+    regrouped then re-cut; None when the grid has no non-periodic border,
+    the border is over budget or neither repair helped."""
+    if all(stencil.periodic):
+        return None
+    node = node_of_rank(order, ppn)
+    best, best_off = None, traffic_of_stencil(node, stencil).off_msgs
+    regrouped = regroup(stencil, ppn, node)
+    for start in (node, regrouped):
+        if start is None:
+            continue
+        new = recut(stencil, ppn, start)
+        if new is None:
+            continue
+        off = traffic_of_stencil(new, stencil).off_msgs
+        if off < best_off:
+            best, best_off = new, off
+    return None if best is None else np.argsort(best, kind="stable")

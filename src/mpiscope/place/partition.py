@@ -173,10 +173,8 @@ def _rebisect(part: np.ndarray, members: list, p: int, q: int, graph, local) -> 
     return True
 
 
-def _refine(part: np.ndarray, xadj, adjncy, ew, ppn: int, passes: int = 10,
-            only: np.ndarray | None = None) -> np.ndarray:
-    """Re-bisect every pair of neighbouring parts while that lowers the cut
-    (only pairs of parts flagged in ``only``, if given)."""
+def _refine(part: np.ndarray, xadj, adjncy, ew, ppn: int, passes: int = 10) -> np.ndarray:
+    """Re-bisect every pair of neighbouring parts while that lowers the cut."""
     part = part.copy()
     nparts = int(part.max()) + 1
     by_part = np.argsort(part, kind="stable")
@@ -186,8 +184,6 @@ def _refine(part: np.ndarray, xadj, adjncy, ew, ppn: int, passes: int = 10,
     for _ in range(passes):
         a, b = part[src], part[adjncy]
         cut = a != b
-        if only is not None:
-            cut &= only[a] & only[b]
         pairs = np.unique(np.minimum(a[cut], b[cut]) * nparts + np.maximum(a[cut], b[cut]))
         improved = 0
         for key in pairs.tolist():
