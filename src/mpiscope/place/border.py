@@ -25,9 +25,12 @@ from . import partition
 from .evaluate import node_of_rank, traffic_of_stencil
 from .patterns import Stencil, coords_of_ranks, neighbour_pairs
 
-# Largest border subgraph refined (directed stencil edges among the border
-# nodes' ranks): ~25 s a repair at 2 M (27-point 64^3, ppn 32).
+# Largest border repaired: directed stencil edges among the border nodes'
+# ranks, and border nodes (the pairs re-cut grow with them): ~25 s a repair
+# for 27-point 64^3 ppn 32 (1.8 M edges, 2,190 nodes); 64^3 ppn 16 (4,610
+# nodes, 2 % above the bound already) would take 2 minutes.
 MAX_BORDER_EDGES = 2_000_000
+MAX_BORDER_NODES = 3_000
 PASSES = 3
 # Nodes holding a rank this close to the border take part (2 recovers more
 # than 1: 27-point 64^3 ppn 32, +5.3 % vs +5.1 %, three passes of re-cut).
@@ -114,6 +117,8 @@ def refine_at_border(stencil: Stencil, ppn: int, order: np.ndarray) -> np.ndarra
     if all(stencil.periodic):
         return None
     node = node_of_rank(order, ppn)
+    if border_nodes(stencil, node).sum() > MAX_BORDER_NODES:
+        return None
     best, best_off = None, traffic_of_stencil(node, stencil).off_msgs
     regrouped = regroup(stencil, ppn, node)
     for start in (node, regrouped):
