@@ -93,7 +93,9 @@ def baselines(stencil: Stencil, ppn: int) -> list[Candidate]:
 
 def search(stencil: Stencil, ppn: int, keep: int = 6,
            curves: tuple[str, ...] = ("Z", "P", "H")) -> tuple[Candidate, list[Candidate], int]:
-    """Best grid_order order for the stencil.
+    """Best order for the stencil: grid_order cells and curves, lattice tiles,
+    then (none within CLOSE_ENOUGH of the bound) band orders and the best
+    one's border repairs.
 
     Returns:
         (best candidate, every candidate evaluated, lower bound on off-node messages).
