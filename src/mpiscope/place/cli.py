@@ -186,7 +186,8 @@ def auto(
     output: Optional[str] = typer.Option(None, "-o", "--output", help="Write the order to a "
                                          "new file (default stdout)."),
 ):
-    """Search cells, curves, lattice tiles and bands (border repaired) for the best order; its gap to the bound on stderr."""
+    """Search cells, curves, lattice tiles and bands (border repaired) for the best
+    order; its gap to the bound on stderr."""
     st = _stencil(grid_dims, stencil, periodic, "C" if col else "R", 1)
     _check_ppn(st.nranks, ppn)
     best, tried, bound = search(st, ppn)
