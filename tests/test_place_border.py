@@ -15,11 +15,11 @@ def test_border_recut_lowers_traffic_and_touches_only_border_nodes():
     # 9-point 256x256, ppn 32: lattice tiles folded at the border
     st = patterns.make_stencil((256, 256), 9, False)
     tiles = lattice_tiles.tile_order(st, 32)
-    refined = border.refine_at_border(st, 32, tiles)
-    assert refined is not None
-    assert np.array_equal(np.sort(refined), np.arange(st.nranks))
     before = traffic_of_order(tiles, 32, st).off_msgs
+    refined, traffic = border.refine_at_border(st, 32, tiles, before)
+    assert np.array_equal(np.sort(refined), np.arange(st.nranks))
     after = traffic_of_order(refined, 32, st).off_msgs
+    assert after == traffic.off_msgs
     assert after < before
     # nodes with no rank on the border keep exactly their ranks
     node, _ = _groups(tiles, 32)
@@ -35,10 +35,12 @@ def test_border_recut_lowers_traffic_and_touches_only_border_nodes():
 
 def test_border_recut_skips_tori_and_big_borders(monkeypatch):
     torus = patterns.make_stencil((64, 64), 9, True)
-    assert border.refine_at_border(torus, 32, lattice_tiles.tile_order(torus, 32)) is None
+    tiles = lattice_tiles.tile_order(torus, 32)
+    assert border.refine_at_border(torus, 32, tiles, 10**9) is None
     st = patterns.make_stencil((256, 256), 9, False)
+    tiles = lattice_tiles.tile_order(st, 32)
     monkeypatch.setattr(border, "MAX_BORDER_EDGES", 1000)
-    assert border.refine_at_border(st, 32, lattice_tiles.tile_order(st, 32)) is None
+    assert border.refine_at_border(st, 32, tiles, 10**9) is None
 
 
 def test_regrouping_folded_tiles_joins_pieces_at_the_same_wall():
@@ -55,5 +57,7 @@ def test_regrouping_folded_tiles_joins_pieces_at_the_same_wall():
     alone = traffic_of_stencil(border.recut(st, 128, node), st).off_msgs
     both = traffic_of_stencil(border.recut(st, 128, regrouped), st).off_msgs
     assert both < alone
-    best = border.refine_at_border(st, 128, np.argsort(node, kind="stable"))
-    assert traffic_of_order(best, 128, st).off_msgs == min(alone, both)
+    order = np.argsort(node, kind="stable")
+    before = traffic_of_order(order, 128, st).off_msgs
+    best, traffic = border.refine_at_border(st, 128, order, before)
+    assert traffic_of_order(best, 128, st).off_msgs == traffic.off_msgs == min(alone, both)

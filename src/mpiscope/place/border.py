@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import partition
-from .evaluate import node_of_rank, traffic_of_stencil
+from .evaluate import Traffic, node_of_rank, traffic_of_stencil
 from .patterns import Stencil, coords_of_ranks, neighbour_pairs
 
 # Largest border repaired: directed stencil edges among the border nodes'
@@ -110,24 +110,24 @@ def regroup(stencil: Stencil, ppn: int, node: np.ndarray) -> np.ndarray | None:
     return node
 
 
-def refine_at_border(stencil: Stencil, ppn: int, order: np.ndarray) -> np.ndarray | None:
-    """The order with the fewest off-node messages of: as given, re-cut, and
-    regrouped then re-cut; None when the grid has no non-periodic border,
-    the border is over budget or neither repair helped."""
+def refine_at_border(stencil: Stencil, ppn: int, order: np.ndarray,
+                     off_msgs: int) -> tuple[np.ndarray, Traffic] | None:
+    """The better repair of an order whose off-node messages are ``off_msgs``:
+    re-cut, or regrouped then re-cut, with its traffic; None when the grid has
+    no non-periodic border, the border is over budget or neither repair helped."""
     if all(stencil.periodic):
         return None
     node = node_of_rank(order, ppn)
     if border_nodes(stencil, node).sum() > MAX_BORDER_NODES:
         return None
-    best, best_off = None, traffic_of_stencil(node, stencil).off_msgs
-    regrouped = regroup(stencil, ppn, node)
-    for start in (node, regrouped):
+    best = None
+    for start in (node, regroup(stencil, ppn, node)):
         if start is None:
             continue
         new = recut(stencil, ppn, start)
         if new is None:
             continue
-        off = traffic_of_stencil(new, stencil).off_msgs
-        if off < best_off:
-            best, best_off = new, off
-    return None if best is None else np.argsort(best, kind="stable")
+        traffic = traffic_of_stencil(new, stencil)
+        if traffic.off_msgs < (off_msgs if best is None else best[1].off_msgs):
+            best = (new, traffic)
+    return None if best is None else (np.argsort(best[0], kind="stable"), best[1])

@@ -24,7 +24,7 @@ from .methods import method_order
 from .patterns import Stencil, cell_internal_messages, total_messages
 
 
-# band orders and the border re-cut are tried when no cell or tile comes
+# band orders and the border repairs are tried when no cell or tile comes
 # this close to the bound
 CLOSE_ENOUGH = 0.01
 
@@ -123,9 +123,10 @@ def search(stencil: Stencil, ppn: int, keep: int = 6,
         tried += [Candidate(name, None, "", traffic, order)
                   for name, order, traffic in bands.candidates(stencil, ppn)]
         best = min(tried, key=_rank)
-        refined = border.refine_at_border(stencil, ppn, best.order)
-        if refined is not None:
-            tried.append(evaluate_named(stencil, ppn, f"{best.name}, border re-cut", refined))
+        repaired = border.refine_at_border(stencil, ppn, best.order, best.traffic.off_msgs)
+        if repaired is not None:
+            order, traffic = repaired
+            tried.append(Candidate(f"{best.name}, border re-cut", None, "", traffic, order))
             best = min(tried, key=_rank)
     return best, tried, bound
 
