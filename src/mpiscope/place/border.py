@@ -103,10 +103,8 @@ def regroup(stencil: Stencil, ppn: int, node: np.ndarray) -> np.ndarray | None:
     if graph is None:
         return None
     parts = np.flatnonzero(folded)
-    _, membership = partition._metis(len(parts), *graph, recursive=True, ufactor=1, ncuts=4)
-    part = partition._balance(np.asarray(membership, np.int64), len(parts), ppn, *graph)
     node = node.copy()
-    node[ranks] = parts[partition._refine(part, *graph, ppn, passes=PASSES)]
+    node[ranks] = parts[partition.balanced_parts(len(parts), graph, ppn, passes=PASSES, ncuts=4)]
     return node
 
 
