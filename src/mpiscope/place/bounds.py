@@ -35,6 +35,11 @@ which limits its own edges (max_inside_node).
 
 The bound is exact (tight) when ppn ranks can form the maximising shape and
 such shapes tile the grid, e.g. 4x4 blocks of a 5-point periodic grid.
+
+Two more bounds see what the per-node count cannot and the larger is kept:
+``line_bound`` (5/7-point: a line a node meets but does not hold costs it
+messages) and ``column_bound.column_bound`` (2-D: a node's cut counted column
+by column, with a price on the walls, for grids cut into few nodes).
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import king_bound
+from . import column_bound, king_bound
 from .patterns import STENCILS, Stencil, offsets, total_messages
 
 
@@ -258,4 +263,5 @@ def off_node_lower_bound(stencil: Stencil, ppn: int, total: int | None = None) -
     if total is None:
         total = total_messages(stencil)
     inside = max_inside_node(stencil, ppn)
-    return max(0, total - 2 * nnodes * inside, line_bound(stencil, ppn))
+    return max(0, total - 2 * nnodes * inside, line_bound(stencil, ppn),
+               column_bound.column_bound(stencil, ppn, total))
