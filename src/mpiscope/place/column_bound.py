@@ -120,9 +120,23 @@ def _set_minimum(cost: np.ndarray, k: int) -> float:
     return float(best[k])
 
 
+def _advance(table: np.ndarray, step: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """One more column: table[used, state] -> table[used + size(next), next]."""
+    reach = (table[:, :, None] + step[None, :, :]).min(axis=1)
+    new = np.full_like(table, INF)
+    rows = len(table)
+    for c in np.unique(sizes):
+        cols = sizes == c
+        new[c:, cols] = reach[:rows - c, cols]
+    return new
+
+
 def _min_node_cost(grid: tuple[int, int], periodic: tuple[bool, bool], diagonal: bool,
                    nu: float, k: int) -> float:
-    """Lower bound on min over k-sets S of cut(S) + nu w(S); columns along dimension 1."""
+    """Lower bound on min over k-sets S of cut(S) + nu w(S).
+
+    Columns are indexed by dimension 0 (n_cols of them) and run along
+    dimension 1 (rows)."""
     (n_cols, rows), (per_cols, per_rows) = grid, periodic
     cap = min(k, rows)
     pair = _pair_minima(rows, per_rows, diagonal, nu, cap, cross=True)
@@ -143,14 +157,8 @@ def _min_node_cost(grid: tuple[int, int], periodic: tuple[bool, bool], diagonal:
         table[cs, np.arange(len(states))] = start
         for t in range(1, steps + 1):
             finish(t, table)
-            if t == steps:
-                break
-            new = np.full_like(table, INF)
-            reach = (table[:, :, None] + step[None, :, :]).min(axis=1)
-            for c in np.unique(cs):
-                cols = cs == c
-                new[c:, cols] = reach[:k + 1 - c, cols]
-            table = new
+            if t < steps:
+                table = _advance(table, step, cs)
 
     def finish_free(limit_free, limit_wall):
         def finish(t, table):
@@ -171,11 +179,7 @@ def _min_node_cost(grid: tuple[int, int], periodic: tuple[bool, bool], diagonal:
                 table = np.full((k + 1, len(states)), INF)
                 table[c, i] = 0.0
                 for _ in range(n_cols - 1):
-                    reach = (table[:, :, None] + ring_step[None, :, :]).min(axis=1)
-                    table = np.full_like(table, INF)
-                    for cc in np.unique(cs):
-                        cols = cs == cc
-                        table[cc:, cols] = reach[:k + 1 - cc, cols]
+                    table = _advance(table, ring_step, cs)
                 np.minimum(cost, (table + step[:, i]).min(axis=1), out=cost)
     else:
         # start after an empty column, or at the wall; a set spanning all
