@@ -59,6 +59,8 @@ def _min_off_exhaustive(stencil, ppn):
     # non-periodic grids in few nodes (the line bound's price of a line end)
     ((3, 4), 5, False, 6), ((2, 6), 5, False, 6), ((3, 6), 5, False, 9), ((3, 5), 5, False, 5),
     ((2, 8), 5, False, 8), ((2, 3, 3), 7, False, 9),
+    # a dimension of one rank (the line bound once returned 2**63 here)
+    ((16, 1), 5, False, 16), ((8, 1), 5, False, 4), ((1, 6), 9, False, 3), ((2, 3, 1), 7, False, 3),
 ])
 def test_bound_never_beaten_exhaustively(grid, points, periodic, ppn):
     st = patterns.make_stencil(grid, points, periodic)

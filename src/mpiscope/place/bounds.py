@@ -208,7 +208,8 @@ def line_bound(stencil: Stencil, ppn: int) -> int:
     edges only if its neighbours are strips too. 0 for diagonal stencils.
     """
     grid, per = stencil.grid, stencil.periodic
-    if stencil.diagonal or any(p and n < 3 for n, p in zip(grid, per)):
+    # a dimension of one rank has no line of two (the counts below assume n >= 2)
+    if stencil.diagonal or any((p and n < 3) or n < 2 for n, p in zip(grid, per)):
         return 0
     k, ndim = ppn, len(grid)
     lines = [stencil.nranks // n for n in grid]
@@ -244,6 +245,8 @@ def line_bound(stencil: Stencil, ppn: int) -> int:
                 ok = ok & allowed
             value = float(np.where(ok, cost, big).min())
             least = value if least is None else min(least, value)
+        if least >= big:
+            continue  # no shape fits (cannot happen for n >= 2; never a huge bound)
         # integer messages: round the relaxation up (a hair of slack for floats)
         best = max(best, math.ceil(nodes * least - 2 * lam * ends - 1e-9))
     return best
