@@ -52,6 +52,17 @@ def test_evaluate_json_by_hand(tmp_path):
     assert smp["traffic"]["off_msgs"] == 24
 
 
+def test_evaluate_names_the_bound_that_proves_it():
+    # 16x16 9-point in 2 nodes: only the column bound sees the straight cut
+    proc = place("evaluate", "-n", "128", "--grid", "16,16", "--stencil", "9", "--method", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "lower bound: off-node >= 92 msgs" in proc.stdout
+    assert "from the column bound" in proc.stdout
+    res = json.loads(place("evaluate", "-n", "16", "--grid", "16,16", "--stencil", "5",
+                           "--json").stdout)
+    assert res["bound_from"] == "per-node edge count" and res["bound_off_msgs"] == 192
+
+
 def test_auto_writes_best_order(tmp_path):
     proc = place("auto", "--grid", "32,32", "--stencil", "7", "-n", "16")
     assert proc.returncode == 2 and "3-D grid" in proc.stderr

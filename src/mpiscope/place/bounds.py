@@ -252,19 +252,34 @@ def line_bound(stencil: Stencil, ppn: int) -> int:
     return best
 
 
-def off_node_lower_bound(stencil: Stencil, ppn: int, total: int | None = None) -> int:
+@lru_cache(maxsize=64)
+def lower_bounds(stencil: Stencil, ppn: int) -> dict[str, int]:
+    """Each proven lower bound on off-node messages, by the name users see.
+
+    "per-node edge count": steps 1-8 of docs/placement.md (max_inside_node);
+    "line bound": step 9 (5/7-point); "column bound": step 10 (2-D, few nodes).
+    Cached: ``place auto`` and ``evaluate`` ask for the same pattern twice.
+    """
+    nnodes = stencil.nranks // ppn
+    total = total_messages(stencil)
+    return {"per-node edge count": max(0, total - 2 * nnodes * max_inside_node(stencil, ppn)),
+            "line bound": line_bound(stencil, ppn),
+            "column bound": column_bound.column_bound(stencil, ppn, total)}
+
+
+def bound_source(stencil: Stencil, ppn: int) -> str:
+    """Name of the bound that proves off_node_lower_bound (the first of equals)."""
+    parts = lower_bounds(stencil, ppn)
+    return max(parts, key=parts.get)
+
+
+def off_node_lower_bound(stencil: Stencil, ppn: int) -> int:
     """Fewest off-node messages per step any order with ppn ranks per node can have.
 
     Arguments:
         stencil: the pattern (grid, points, periodicity).
         ppn: ranks per node; must divide the number of ranks.
-        total: the pattern's message count if already known.
     Returns:
         a lower bound on off-node messages (multiply by msg_bytes for bytes).
     """
-    nnodes = stencil.nranks // ppn
-    if total is None:
-        total = total_messages(stencil)
-    inside = max_inside_node(stencil, ppn)
-    return max(0, total - 2 * nnodes * inside, line_bound(stencil, ppn),
-               column_bound.column_bound(stencil, ppn, total))
+    return max(lower_bounds(stencil, ppn).values())

@@ -14,7 +14,7 @@ from ..errors import UserError
 from . import grid_order as go
 from . import writers
 from .aggregators import RULES, aggregator_report
-from .bounds import off_node_lower_bound
+from .bounds import bound_source, off_node_lower_bound
 from .evaluate import Traffic, check_order, node_of_rank, traffic_of_pairs, traffic_of_stencil
 from .methods import NAMES, method_order
 from .partition import partition_order, traffic_arrays
@@ -161,7 +161,8 @@ def evaluate(
         order = _order_for(st.nranks, order_file, method_no, ppn)
         t = traffic_of_stencil(node_of_rank(order, ppn), st)
         bound = off_node_lower_bound(st, ppn)
-        result.update(bound_off_msgs=bound, bound_off_bytes=bound * msg_bytes)
+        result.update(bound_off_msgs=bound, bound_off_bytes=bound * msg_bytes,
+                      bound_from=bound_source(st, ppn))
     result["traffic"] = t.as_dict()
     if as_json:
         print(json.dumps(result, indent=1))
@@ -171,7 +172,8 @@ def evaluate(
     if "bound_off_msgs" in result:
         gap = (t.off_msgs / result["bound_off_msgs"] - 1) * 100 if result["bound_off_msgs"] else 0.0
         print(f"lower bound: off-node >= {result['bound_off_msgs']} msgs "
-              f"{result['bound_off_bytes']} B (this order: +{gap:.1f}%)")
+              f"{result['bound_off_bytes']} B (this order: +{gap:.1f}%; "
+              f"from the {result['bound_from']})")
 
 
 @app.command()
@@ -195,8 +197,8 @@ def auto(
         gap = (cand.traffic.off_msgs / bound - 1) * 100 if bound else 0.0
         print(f"{cand.name:>24}: off-node {cand.traffic.off_msgs} msgs (+{gap:.1f}% over bound), "
               f"max per node {cand.traffic.max_node_off_msgs}", file=sys.stderr)
-    print(f"{'lower bound':>24}: off-node >= {bound} msgs ({len(tried)} orders tried; "
-          f"best {best.name})", file=sys.stderr)
+    print(f"{'lower bound':>24}: off-node >= {bound} msgs (from the {bound_source(st, ppn)}; "
+          f"{len(tried)} orders tried; best {best.name})", file=sys.stderr)
     _emit(writers.render(best.order, ppn, fmt, _hosts(hosts),
                          f"mpiscope place auto --grid {grid_dims} --stencil {stencil} -n {ppn}: "
                          + (f"grid_order {'-C' if col else '-R'} {best.name}" if best.cell

@@ -21,7 +21,7 @@ from . import bands, border, lattice_tiles
 from .bounds import max_internal_edges, off_node_lower_bound
 from .evaluate import Traffic, node_of_rank, traffic_of_stencil
 from .methods import method_order
-from .patterns import Stencil, cell_internal_messages, total_messages
+from .patterns import Stencil, cell_internal_messages
 
 
 # band orders and the border repairs are tried when no cell or tile comes
@@ -117,7 +117,7 @@ def search(stencil: Stencil, ppn: int, keep: int = 6,
         order = lattice_tiles.tile_order(stencil, ppn)
         if order is not None:
             tried.append(evaluate_named(stencil, ppn, f"lattice tiles of {ppn}", order))
-    bound = off_node_lower_bound(stencil, ppn, total_messages(stencil))
+    bound = off_node_lower_bound(stencil, ppn)
     best = min(tried, key=_rank)
     if best.traffic.off_msgs > bound * (1 + CLOSE_ENOUGH):
         tried += [Candidate(name, None, "", traffic, order)
