@@ -252,19 +252,23 @@ def line_bound(stencil: Stencil, ppn: int) -> int:
     return best
 
 
-@lru_cache(maxsize=64)
 def lower_bounds(stencil: Stencil, ppn: int) -> dict[str, int]:
     """Each proven lower bound on off-node messages, by the name users see.
 
     "per-node edge count": steps 1-8 of docs/placement.md (max_inside_node);
     "line bound": step 9 (5/7-point); "column bound": step 10 (2-D, few nodes).
-    Cached: ``place auto`` and ``evaluate`` ask for the same pattern twice.
     """
+    return dict(_lower_bounds(stencil, ppn))
+
+
+# cached: ``place auto`` asks for the bound and then for its name
+@lru_cache(maxsize=64)
+def _lower_bounds(stencil: Stencil, ppn: int) -> tuple[tuple[str, int], ...]:
     nnodes = stencil.nranks // ppn
     total = total_messages(stencil)
-    return {"per-node edge count": max(0, total - 2 * nnodes * max_inside_node(stencil, ppn)),
-            "line bound": line_bound(stencil, ppn),
-            "column bound": column_bound.column_bound(stencil, ppn, total)}
+    return (("per-node edge count", max(0, total - 2 * nnodes * max_inside_node(stencil, ppn))),
+            ("line bound", line_bound(stencil, ppn)),
+            ("column bound", column_bound.column_bound(stencil, ppn, total)))
 
 
 def bound_source(stencil: Stencil, ppn: int) -> str:
