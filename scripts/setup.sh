@@ -19,8 +19,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
 
+# scipy: its MIP solver (HiGHS) checks the corner bound's table in the tests
+# and regenerates it (perf/placement/corner_table.py); mpiscope itself does not import it.
 python3 -m pip install -q --disable-pip-version-check \
-  "scikit-build-core>=0.10" numpy typer rich matplotlib pymetis pytest pytest-xdist
+  "scikit-build-core>=0.10" numpy typer rich matplotlib pymetis pytest pytest-xdist scipy
 # mpi4py, built against Open MPI, for bench/crosscheck_mpi4py.py (the independent
 # timing loop docs/bench.md compares `mpiscope bench` with).
 MPICC=mpicc.openmpi python3 -m pip install -q --disable-pip-version-check mpi4py

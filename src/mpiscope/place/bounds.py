@@ -39,7 +39,9 @@ such shapes tile the grid, e.g. 4x4 blocks of a 5-point periodic grid.
 Two more bounds see what the per-node count cannot and the larger is kept:
 ``line_bound`` (5/7-point: a line a node meets but does not hold costs it
 messages) and ``column_bound.column_bound`` (2-D: a node's cut counted column
-by column, with a price on the walls, for grids cut into few nodes).
+by column, with a price on the walls, for grids cut into few nodes); the
+per-node count itself is sharpened by ``corner_bound`` (2-D 9-point: the
+nodes holding the grid's corners are confined to quadrants).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import column_bound, king_bound
+from . import column_bound, corner_bound, king_bound
 from .patterns import STENCILS, Stencil, offsets, total_messages
 
 
@@ -136,6 +138,13 @@ def max_internal_edges(points: int, k: int, min_slices: int = 1, min_part: int =
         bound = min(bound, king_bound.king3_max_edges(
             k, lambda n: _max_internal_table(9, n)))
     return bound
+
+
+def max_internal_edges_upto(points: int, k: int) -> tuple[int, ...]:
+    """max_internal_edges(points, j) for j = 0..k, from one programme (2-D only)."""
+    if STENCILS[points][0] != 2:
+        raise ValueError("max_internal_edges_upto: 3-D maxima also need king_bound")
+    return _max_internal_table(points, k)
 
 
 def max_inside_node(stencil: Stencil, k: int) -> int:
@@ -256,7 +265,8 @@ def lower_bounds(stencil: Stencil, ppn: int) -> dict[str, int]:
     """Each proven lower bound on off-node messages, by the name users see.
 
     "per-node edge count": steps 1-8 of docs/placement.md (max_inside_node);
-    "line bound": step 9 (5/7-point); "column bound": step 10 (2-D, few nodes).
+    "line bound": step 9 (5/7-point); "column bound": step 10 (2-D, few nodes);
+    "corner bound": step 11 (the per-node count less what the corner nodes miss).
     """
     return dict(_lower_bounds(stencil, ppn))
 
@@ -266,9 +276,12 @@ def lower_bounds(stencil: Stencil, ppn: int) -> dict[str, int]:
 def _lower_bounds(stencil: Stencil, ppn: int) -> tuple[tuple[str, int], ...]:
     nnodes = stencil.nranks // ppn
     total = total_messages(stencil)
-    return (("per-node edge count", max(0, total - 2 * nnodes * max_inside_node(stencil, ppn))),
+    node_max = max_inside_node(stencil, ppn)
+    missed = corner_bound.corner_loss(stencil, ppn, node_max)
+    return (("per-node edge count", max(0, total - 2 * nnodes * node_max)),
             ("line bound", line_bound(stencil, ppn)),
-            ("column bound", column_bound.column_bound(stencil, ppn, total)))
+            ("column bound", column_bound.column_bound(stencil, ppn, total)),
+            ("corner bound", max(0, total - 2 * (nnodes * node_max - missed))))
 
 
 def bound_source(stencil: Stencil, ppn: int) -> str:
