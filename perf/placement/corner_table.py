@@ -6,7 +6,7 @@ a MIP over a box at the apex, plus the bound on sets leaving it).
 Prints a table (k, quadrant maximum, plane maximum, loss per corner, box
 side, seconds) and the tuple literal to paste into corner_bound.py. Needs
 scipy (HiGHS); k = 64 takes ~10 s, k = 128 about a minute, all of it about
-40 minutes here.
+45 minutes here.
 
     python3 perf/placement/corner_table.py [--max 128]
 """
