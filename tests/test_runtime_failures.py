@@ -8,7 +8,7 @@ import pytest
 
 from mpiscope import format as fmt
 from mpiscope import read
-from profile_expect import assert_profile, runner, setting  # noqa: F401  (fixture)
+from profile_expect import HUNG, assert_profile, runner, setting  # noqa: F401  (fixture)
 from test_runtime_p2p import p2p_blocking
 
 HANG_LIMIT = 60  # seconds a failing job may take to end
@@ -66,6 +66,20 @@ def test_own_exit_code_is_kept_and_profile_written(runner, impl):  # noqa: F811
     assert sorted(calls["rank"]) == list(range(run.nranks)) and set(calls["calls"]) == {1}
 
 
+def _launch_until_it_ends(runner, impl, program, args, how, tries=3):  # noqa: F811
+    """Open MPI 4.1's mpirun itself sometimes never returns when MPI_Abort races
+    the other ranks' MPI_Finalize, every rank already gone (seen in 1 of 12
+    plain runs of ``abort 1 late`` at 16 ranks here, and once in a CI run).
+    Such a launch is tried again, up to ``tries`` times, with the runtime or
+    without alike: a job that hangs every time still fails the test."""
+    for attempt in range(tries):
+        launch = runner.run(impl, program, *args, how=how, timeout=HANG_LIMIT,
+                            fresh=attempt > 0)
+        if launch.rc != HUNG:
+            break
+    return launch
+
+
 @pytest.mark.parametrize("program,args", [("abort", ()), ("abort", ("1", "late")),
                                           ("rank_dies", ())],
                          ids=["abort", "abort-during-finalize", "rank_dies"])
@@ -73,8 +87,8 @@ def test_abort_and_dead_rank_end_without_hang(runner, impl, program, args):  # n
     """MPI_Abort while the others wait in MPI_Recv, or are already in MPI_Finalize
     writing the profile; a rank killed by SIGKILL: the job ends as it does without
     the runtime, with the same non-zero exit code."""
-    plain = runner.run(impl, program, *args, how="plain", timeout=HANG_LIMIT * 2)
-    run = runner.run(impl, program, *args, timeout=HANG_LIMIT * 2)
+    plain = _launch_until_it_ends(runner, impl, program, args, "plain")
+    run = _launch_until_it_ends(runner, impl, program, args, "mpiscope")
     assert plain.rc != 0 and run.rc == plain.rc, (run.rc, plain.rc, run.stderr[-2000:])
     if program == "abort":
         assert plain.rc == 7
