@@ -31,7 +31,12 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 
+import numpy as np
+
+# bounds imports this module too; its names are looked up at call time
+from . import bounds
 from .patterns import Stencil
 
 # CORNER_9[k]: most 9-point (king) edges in k points of a quadrant that hold
@@ -73,8 +78,6 @@ def corner_loss(stencil: Stencil, ppn: int, node_max: int) -> int:
     Returns:
         a number of edges (0 when the grid has no corners or Ec is unknown).
     """
-    from .bounds import max_internal_edges  # bounds imports this module
-
     if (len(stencil.grid) != 2 or any(stencil.periodic) or min(stencil.grid) < 2
             or stencil.nranks <= ppn):
         return 0
@@ -86,18 +89,15 @@ def corner_loss(stencil: Stencil, ppn: int, node_max: int) -> int:
         return 0
     # two corners in one node: it meets every slice between them, or it is
     # two parts with no edge between them, each in its own corner's quadrant
-    split = max(corner_edges(stencil.points, a) + corner_edges(stencil.points, ppn - a)
-                for a in range(1, ppn // 2 + 1))
-    pair = max(split, *(max_internal_edges(stencil.points, ppn, n) for n in stencil.grid))
+    pair = max(_split_max(CORNER_9, ppn),
+               *(bounds.max_internal_edges(stencil.points, ppn, n) for n in stencil.grid))
     two_corners = max(delta, node_max - pair)
     return min(4 * delta, two_corners)
 
 
-def _split_max(points: int, k: int) -> int:
-    """Most edges of k ranks in two parts with no edge between them."""
-    from .bounds import max_internal_edges_upto
-
-    most = max_internal_edges_upto(points, k)
+def _split_max(most: Sequence[int], k: int) -> int:
+    """Most edges of k ranks in two parts with no edge between them, most[j]
+    bounding the edges of a part of j ranks."""
     return max((most[a] + most[k - a] for a in range(1, k // 2 + 1)), default=-1)
 
 
@@ -118,10 +118,8 @@ def box_side(k: int) -> int:
     from sqrt(k) + 4 up where sets meeting side + 1 columns cannot come
     within 3 edges of the plane's maximum (every corner loss found is 0-2
     edges, so the MIP's value decides; a test checks it for every tabulated k)."""
-    from .bounds import max_internal_edges
-
-    side, target = math.isqrt(k - 1) + 4, max_internal_edges(9, k) - 3
-    while side < k and max_internal_edges(9, k, side + 1) > target:
+    side, target = math.isqrt(k - 1) + 4, bounds.max_internal_edges(9, k) - 3
+    while side < k and bounds.max_internal_edges(9, k, side + 1) > target:
         side += 1
     return side
 
@@ -129,16 +127,14 @@ def box_side(k: int) -> int:
 def leaving_box(k: int, window: int) -> int:
     """Most 9-point edges of k ranks holding the apex and a point outside the
     window x window box: they meet window + 1 columns (or rows) or split."""
-    from .bounds import max_internal_edges
-
-    return max(_split_max(9, k), max_internal_edges(9, k, window + 1))
+    return max(_split_max(bounds.max_internal_edges_upto(9, k), k),
+               bounds.max_internal_edges(9, k, window + 1))
 
 
 def _window_mip(k: int, window: int) -> int:
     """Most king edges of k cells of a window x window box that hold cell (0, 0),
     by integer programming (HiGHS via scipy); rounded down from the solver's
     proven upper (dual) bound, so it never undercounts."""
-    import numpy as np
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_matrix
 
