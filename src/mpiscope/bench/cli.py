@@ -33,7 +33,7 @@ class _BenchGroup(TyperGroup):
 
 app = typer.Typer(cls=_BenchGroup, help="Run the machine microbenchmarks of the seed studies and plot them. "
                        "Each kernel: mpiscope bench KERNEL OPTIONS -- LAUNCHER ARGS.",
-                  no_args_is_help=True)
+                  no_args_is_help=True, rich_markup_mode="markdown")
 
 _KIND_TYPE = {"int": Optional[int], "size": Optional[str], "float": Optional[float],
               "str": Optional[str], "flag": bool}

@@ -221,8 +221,8 @@ COMMON_OPTIONS: tuple[Option, ...] = (
     Option("iters-large", "int", "Timed iterations above --large-size."),
     Option("skip-large", "int", "Warm-up iterations above --large-size."),
     Option("batches", "int", "Split the timed iterations into this many batches and also "
-                             "report the fastest batch's mean (*_best_*: least disturbed by "
-                             "other load)."),
+                             "report the fastest batch's mean (latency_best_us, time_best_us: "
+                             "least disturbed by other load)."),
 )
 
 

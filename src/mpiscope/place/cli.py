@@ -22,7 +22,7 @@ from .patterns import Stencil, make_stencil
 from .search import baselines, search
 
 app = typer.Typer(help="Compute and judge rank orders that keep communicating ranks on one node.",
-                  no_args_is_help=True,
+                  no_args_is_help=True, rich_markup_mode="markdown",
                   context_settings={"help_option_names": ["-h", "--help"]})
 
 _FORMAT_HELP = "Order file format: cray (MPICH_RANK_ORDER), openmpi (rankfile), " \
