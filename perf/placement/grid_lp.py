@@ -38,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-from mpiscope.place.bounds import off_node_lower_bound  # noqa: E402
+from mpiscope.place import corner_bound  # noqa: E402
 from mpiscope.place.evaluate import node_of_rank  # noqa: E402
 from mpiscope.place.patterns import coords_of_ranks, edge_list, make_stencil, ranks_of_coords  # noqa: E402
 from mpiscope.place.search import search  # noqa: E402
@@ -124,22 +124,9 @@ def greedy_pricing(adj: np.ndarray, y: np.ndarray, k: int, rng, tries: int = 64)
 def exact_pricing(adj: np.ndarray, y: np.ndarray, k: int, seconds: float):
     """(best reduced value found, proven upper bound, its ranks): max over
     k-sets of e(S) - y(S) by integer programming (HiGHS)."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import coo_matrix
-
-    n = len(y)
-    ea, eb = np.nonzero(np.triu(adj))
-    m = len(ea)
-    rows = np.repeat(np.arange(2 * m), 2)
-    cols = np.stack([np.arange(m) + n, ea, np.arange(m) + n, eb], 1).ravel()
-    link = coo_matrix((np.tile([1.0, -1.0], 2 * m), (rows, cols)), shape=(2 * m, n + m))
-    size = coo_matrix((np.ones(n), (np.zeros(n, int), np.arange(n))), shape=(1, n + m))
-    res = milp(np.concatenate([y, -np.ones(m)]),
-               constraints=[LinearConstraint(link, -np.inf, 0), LinearConstraint(size, k, k)],
-               bounds=Bounds(np.zeros(n + m), np.ones(n + m)),
-               integrality=np.concatenate([np.ones(n), np.zeros(m)]),
-               options={"mip_rel_gap": 1e-6, "time_limit": seconds})
-    ranks = np.flatnonzero(res.x[:n] > 0.5) if res.x is not None else np.zeros(0, np.int64)
+    res = corner_bound.max_edges_milp(len(y), np.transpose(np.nonzero(np.triu(adj))), k, y,
+                                      seconds=seconds)
+    ranks = np.flatnonzero(res.x[:len(y)] > 0.5) if res.x is not None else np.zeros(0, np.int64)
     return -res.fun, -res.mip_dual_bound, ranks
 
 

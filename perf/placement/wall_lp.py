@@ -47,7 +47,6 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
 from mpiscope.place import bounds  # noqa: E402
-from mpiscope.place.patterns import make_stencil, total_messages  # noqa: E402
 
 NEG = -1e18
 

@@ -135,29 +135,41 @@ def _window_mip(k: int, window: int) -> int:
     """Most king edges of k cells of a window x window box that hold cell (0, 0),
     by integer programming (HiGHS via scipy); rounded down from the solver's
     proven upper (dual) bound, so it never undercounts."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import coo_matrix
-
     if k > window * window:
         return -1
     cells = {c: i for i, c in enumerate(itertools.product(range(window), repeat=2))}
-    edges = [(i, cells[(x + dx, y + dy)]) for (x, y), i in cells.items()
-             for dx, dy in ((1, -1), (1, 0), (1, 1), (0, 1))
-             if (x + dx, y + dy) in cells]
-    n, m = len(cells), len(edges)
-    # variables: cell in the set (binary), edge inside it (y_e <= each end)
-    rows = np.repeat(np.arange(2 * m), 2)
-    cols = np.array([[n + j, end] for j, e in enumerate(edges) for end in e]).ravel()
-    vals = np.tile([1.0, -1.0], 2 * m)
-    link = coo_matrix((vals, (rows, cols)), shape=(2 * m, n + m))
-    size = coo_matrix((np.ones(n), (np.zeros(n, int), np.arange(n))), shape=(1, n + m))
-    lower = np.zeros(n + m)
-    lower[cells[(0, 0)]] = 1
-    result = milp(np.concatenate([np.zeros(n), -np.ones(m)]),
-                  constraints=[LinearConstraint(link, -np.inf, 0), LinearConstraint(size, k, k)],
-                  bounds=Bounds(lower, np.ones(n + m)),
-                  integrality=np.concatenate([np.ones(n), np.zeros(m)]),
-                  options={"mip_rel_gap": 0.0})
+    edges = np.array([(i, cells[(x + dx, y + dy)]) for (x, y), i in cells.items()
+                      for dx, dy in ((1, -1), (1, 0), (1, 1), (0, 1))
+                      if (x + dx, y + dy) in cells])
+    result = max_edges_milp(len(cells), edges, k, np.zeros(len(cells)),
+                            must=[cells[(0, 0)]])
     if not result.success:
         raise RuntimeError(f"corner MIP for k={k} did not finish: {result.message}")
     return math.floor(-result.mip_dual_bound + 1e-6)
+
+
+def max_edges_milp(n: int, edges: np.ndarray, k: int, price: np.ndarray,
+                   must: Sequence[int] = (), seconds: float | None = None):
+    """scipy's HiGHS result for: choose k of n cells maximising the edges
+    (rows of ``edges``: cell pairs) between chosen cells less the chosen
+    cells' ``price``; cells in ``must`` are chosen. Its objective is the
+    negated maximum: x[:n] are the cells, -mip_dual_bound the proven upper
+    bound. Needs scipy."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_matrix
+
+    m = len(edges)
+    # variables: cell chosen (binary), edge inside (z_e <= each end)
+    rows = np.repeat(np.arange(2 * m), 2)
+    cols = np.stack([np.arange(m) + n, edges[:, 0], np.arange(m) + n, edges[:, 1]], 1).ravel()
+    link = coo_matrix((np.tile([1.0, -1.0], 2 * m), (rows, cols)), shape=(2 * m, n + m))
+    size = coo_matrix((np.ones(n), (np.zeros(n, int), np.arange(n))), shape=(1, n + m))
+    lower = np.zeros(n + m)
+    lower[list(must)] = 1
+    options = {"mip_rel_gap": 0.0} if seconds is None else {"mip_rel_gap": 1e-6,
+                                                              "time_limit": seconds}
+    return milp(np.concatenate([np.asarray(price, float), -np.ones(m)]),
+                constraints=[LinearConstraint(link, -np.inf, 0), LinearConstraint(size, k, k)],
+                bounds=Bounds(lower, np.ones(n + m)),
+                integrality=np.concatenate([np.ones(n), np.zeros(m)]),
+                options=options)
