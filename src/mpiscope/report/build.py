@@ -12,6 +12,7 @@ from .. import format as fmt
 from ..errors import UserError
 from ..profile import Profile
 from . import comm
+from .pop import pop_section
 from .functions import function_table, summary_function_table
 from .imbalance import rank_stats, sparse_rank_stats, summary_stats
 
@@ -74,6 +75,9 @@ def build_report(prof: Profile, ppn: int | None = None, top: int = 10,
     else:
         functions = function_table(prof.funcs, prof.nranks, names, kinds, mpi_total, in_region)
 
+    nested = None
+    if not prof.is_summary and len(prof.regions):
+        nested = _descendants(prof.regions, np.unique(prof.regions["region"]).tolist())
     rep = {
         "schema": SCHEMA,
         "profile": _profile_info(prof, ppn),
@@ -84,7 +88,8 @@ def build_report(prof: Profile, ppn: int | None = None, top: int = 10,
         "p2p": _p2p(prof, ppn),
         "top_pairs": [] if prof.is_summary else comm.top_pairs(
             prof.peers, prof.nranks, top, prof.node_of_rank(ppn)),
-        "regions": _regions(prof, region_id, mpi_total),
+        "regions": _regions(prof, region_id, mpi_total, nested),
+        "pop": pop_section(prof, nested, region_id),
         "io_files": _io_files(prof.meta),
         "warnings": _warnings(prof, ppn),
     }
@@ -185,7 +190,8 @@ def _descendants(regions: np.ndarray, ids: list[int]) -> dict[int, set[int]]:
     return out
 
 
-def _regions(prof: Profile, only: int | None, mpi_total: float) -> list[dict]:
+def _regions(prof: Profile, only: int | None, mpi_total: float,
+             nested: dict[int, set[int]] | None) -> list[dict]:
     names, kinds = prof.functions, prof.function_kinds
     rnames = prof.region_names
     out = []
@@ -206,7 +212,6 @@ def _regions(prof: Profile, only: int | None, mpi_total: float) -> list[dict]:
     if len(regs) == 0:
         return out
     ids = np.unique(regs["region"]).tolist()
-    nested = _descendants(regs, ids)
     funcs = prof.funcs
     for rid in ids:
         if only is not None and rid != only:

@@ -160,6 +160,28 @@ def region_table(reg: dict) -> Table:
     return t
 
 
+POP_COLUMNS = [("parallel_efficiency", "parallel eff."), ("load_balance", "load balance"),
+               ("communication_efficiency", "comm. eff."), ("serialisation", "serialisation"),
+               ("transfer", "transfer")]
+
+
+def pop_table(pop: dict) -> Table:
+    """POP efficiency metrics (docs/metrics.md): whole run, then one row per region."""
+    t = _table("POP efficiency metrics (parallel eff. = load balance x comm. eff.)", "",
+               *(label for _, label in POP_COLUMNS))
+    frac = lambda v: NA if v is None else f"{100.0 * v:.1f}%"  # noqa: E731
+    t.add_row("whole run", *(frac(pop["whole"][k]) for k, _ in POP_COLUMNS))
+    for r in pop["regions"]:
+        t.add_row(f"region {r['name']!r}", *(frac(r[k]) for k, _ in POP_COLUMNS))
+    return t
+
+
+def pop_lines(pop: dict) -> list[str]:
+    """Why a number is missing, and how the metrics were obtained."""
+    lines = [] if pop["available"] else [f"POP metrics not available: {pop['why_not']}"]
+    return lines + [f"note: {n}" for n in pop["notes"]]
+
+
 def io_table(files: list[dict]) -> Table:
     keys = sorted({k for f in files for k in f if k != "name"})
     t = _table("MPI-IO files and hints (rank 0's view after MPI_File_open)", "file", *keys)
@@ -176,6 +198,12 @@ def render(rep: dict, console: Console) -> None:
     for w in rep["warnings"]:
         console.print(f"warning: {w}", style="yellow", highlight=False)
     console.print(summary_table(rep))
+    pop = rep.get("pop")
+    if pop is not None:
+        if pop["available"]:
+            console.print(pop_table(pop))
+        for line in pop_lines(pop):
+            console.print(line, style="dim", highlight=False)
     if rep["functions"]:
         scope = "" if rep["region_filter"] is None else f" in region {rep['region_filter']!r}"
         console.print(function_table(rep["functions"], f"MPI functions{scope} "
