@@ -2,14 +2,18 @@
 # Reproduce the runtime's overhead numbers (docs/performance.md, "Runtime
 # overhead"): for each MPI mpiscope was built for, build perf/overhead/
 # overhead.c and the pass-through tool, and run the benchmark on 2 ranks three
-# times: without any tool, with the pass-through tool, with libmpiscope.so.
+# times: without any tool, with the pass-through tool, with libmpiscope.so
+# (and, given a second native root, with that build's libmpiscope.so, so a
+# change is measured against its baseline in the same run).
 #
-#   perf/run_overhead.sh [native-root]     (default: $MPISCOPE_NATIVE or build/stage)
+#   perf/run_overhead.sh [native-root [baseline-root]]   (default: $MPISCOPE_NATIVE or build/stage)
 #
 # Prints JSON lines (one per operation and configuration) and a markdown table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="${1:-${MPISCOPE_NATIVE:-build/stage}}"
+baseline="${2:-}"
+tools="none passthrough mpiscope${baseline:+ baseline}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 source scripts/mpi-env.sh
@@ -21,11 +25,12 @@ for impl in openmpi mpich; do
   mpicc="mpicc.$impl"
   "$mpicc" -O2 perf/overhead/overhead.c -o "$work/overhead.$impl"
   "$mpicc" -O2 -shared -fPIC perf/overhead/passthrough.c -o "$work/passthrough.$impl.so"
-  for tool in none passthrough mpiscope; do
+  for tool in $tools; do
     case $tool in
       none) pre="" ;;
       passthrough) pre="$work/passthrough.$impl.so" ;;
       mpiscope) pre="$lib" ;;
+      baseline) pre="$baseline/$impl/lib/libmpiscope.so" ;;
     esac
     if [ "$impl" = openmpi ]; then
       cmd=(mpirun.openmpi -n 2 --bind-to core -x LD_PRELOAD="$pre" -x MPISCOPE_QUIET -x MPISCOPE_DIR)
@@ -38,13 +43,17 @@ done
 python3 - "$results" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-print("\n| MPI | operation | no tool (ns/call) | pass-through added (ns) | mpiscope added (ns) |")
-print("|-----|-----------|------------------:|-----------------------:|--------------------:|")
+base = any(r["tool"] == "baseline" for r in rows)
+print("\n| MPI | operation | no tool (ns/call) | pass-through added (ns) | mpiscope added (ns) |"
+      + (" baseline added (ns) |" if base else ""))
+print("|-----|-----------|------------------:|-----------------------:|--------------------:|"
+      + ("--------------------:|" if base else ""))
 for impl in ("openmpi", "mpich"):
     for op in dict.fromkeys(r["op"] for r in rows if r["impl"] == impl):
         get = {r["tool"]: r for r in rows if r["impl"] == impl and r["op"] == op}
-        if len(get) < 3:
+        if len(get) < 3 + base:
             continue
         print(f"| {impl} | {op} | {get['none']['ns_per_call_pmpi']:.1f} | "
-              f"{get['passthrough']['added_ns']:.1f} | {get['mpiscope']['added_ns']:.1f} |")
+              f"{get['passthrough']['added_ns']:.1f} | {get['mpiscope']['added_ns']:.1f} |"
+              + (f" {get['baseline']['added_ns']:.1f} |" if base else ""))
 PY

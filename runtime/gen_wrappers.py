@@ -6,11 +6,18 @@
 writes, into the build tree (never committed):
   mpiscope_ids.h        function ids (enum), histogram slots, the id count
   mpiscope_table.c      id -> name, id -> kind, id -> histogram slot
+  mpiscope_next.h       mpiscope_next_MPI_<Name>: the definition each wrapper
+                        calls (hand-written ones included)
   mpiscope_wrappers.c   one wrapper MPI_<Name> per listed function not marked
-                        ``hand``: it times PMPI_<Name> and applies the roles
-                        the list gives its arguments (macros in roles.h)
+                        ``hand``: it times the next definition of MPI_<Name>
+                        and applies the roles the list gives its arguments
+                        (macros in roles.h); mpiscope_next_resolve() finds
+                        those definitions once, at load time
 
-The generator knows no role: it emits MPISCOPE_PRE_<role>(&c, args...) before
+Stacking: a wrapper calls the next MPI_<Name> in the symbol search order
+(dlsym(RTLD_NEXT), as PnMPI does), so a PMPI tool preloaded after mpiscope
+still sees every call; until resolved, and when there is no dynamic loader,
+the pointer is PMPI_<Name>. The generator knows no role: it emits MPISCOPE_PRE_<role>(&c, args...) before
 the PMPI call and MPISCOPE_POST_<role>(&c, rc, args...) after it, as
 functions.ROLES says, wrapped in ``if (MPISCOPE_QUAL_<q>(&c))`` for a
 qualified role. Only the standard library is used; the output has no
@@ -127,11 +134,11 @@ def emit_wrapper(mod, f) -> str:
     post = [role_call(f, r, "POST") for r in f.roles if mod.ROLES[r.name][0] in ("post", "both")]
     lines = [f"int {f.name}({params})", "{",
              f"    if (!mpiscope_on)",
-             f"        return P{f.name}({call_args});",
+             f"        return mpiscope_next_{f.name}({call_args});",
              f"    MPISCOPE_CALL(c, MPISCOPE_ID_{f.name}, {hist}, {sync});",
              *pre,
              "    c.t0 = mpiscope_now();",
-             f"    int rc = P{f.name}({call_args});",
+             f"    int rc = mpiscope_next_{f.name}({call_args});",
              "    c.t1 = mpiscope_now();",
              *post,
              "    mpiscope_record(&c);",
@@ -139,9 +146,33 @@ def emit_wrapper(mod, f) -> str:
     return "\n".join(lines)
 
 
+def emit_next_header(functions) -> str:
+    """mpiscope_next.h: one pointer per listed function, typed from mpi.h itself
+    (__typeof__ of PMPI_<Name>), so the list's spelling of a prototype can
+    never disagree with the MPI's."""
+    out = [HEADER, "#ifndef MPISCOPE_NEXT_H\n#define MPISCOPE_NEXT_H\n\n#include <mpi.h>\n\n",
+           "#pragma GCC visibility push(hidden)\n"]
+    out += [f"extern __typeof__(P{f.name}) *mpiscope_next_{f.name};\n" for f in functions]
+    out.append("/* Fill the pointers (runs as a constructor; idempotent). */\n"
+               "void mpiscope_next_resolve(void);\n"
+               "#pragma GCC visibility pop\n\n#endif\n")
+    return "".join(out)
+
+
+def emit_next_table(functions) -> str:
+    """The pointers (initially PMPI_<Name>) and the name table the resolver walks."""
+    out = ["/* The next definition of each function (docs/runtime.md, Stacking). */\n"]
+    out += [f"__typeof__(P{f.name}) *mpiscope_next_{f.name} = P{f.name};\n" for f in functions]
+    out.append("\nconst mpiscope_next_entry_t mpiscope_next_table[] = {\n")
+    out += [f'    {{"{f.name}", (void *)&mpiscope_next_{f.name}}},\n' for f in functions]
+    out.append("};\nconst unsigned mpiscope_next_count = "
+               f"{len(functions)};\n\n")
+    return "".join(out)
+
+
 def emit_wrappers(mod, functions) -> str:
     out = [HEADER, "/* One wrapper per function of the list; roles.h gives each role its meaning. */\n",
-           '#include "roles.h"\n\n']
+           '#include "roles.h"\n#include "stacking.h"\n\n', emit_next_table(functions)]
     out += [emit_wrapper(mod, f) + "\n" for f in functions if not f.hand]
     return "".join(out)
 
@@ -163,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     check(mod, functions)
     write_if_changed(args.outdir / "mpiscope_ids.h", emit_ids(mod, functions))
     write_if_changed(args.outdir / "mpiscope_table.c", emit_table(mod, functions))
+    write_if_changed(args.outdir / "mpiscope_next.h", emit_next_header(functions))
     write_if_changed(args.outdir / "mpiscope_wrappers.c", emit_wrappers(mod, functions))
     return 0
 

@@ -147,7 +147,8 @@ static void life_start(int provided)
 
 int MPI_Init(int *argc, char ***argv)
 {
-    int rc = PMPI_Init(argc, argv);
+    mpiscope_next_resolve();   /* done already by the constructor, unless linked statically */
+    int rc = mpiscope_next_MPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
         life_start(MPI_THREAD_SINGLE);
     return rc;
@@ -155,7 +156,8 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    mpiscope_next_resolve();
+    int rc = mpiscope_next_MPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS)
         life_start(provided ? *provided : required);
     return rc;
@@ -164,7 +166,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
     mpiscope_on = 0;       /* nothing more is recorded, nothing is written */
-    return PMPI_Abort(comm, errorcode);
+    return mpiscope_next_MPI_Abort(comm, errorcode);
 }
 
 /* Seconds per tick from the TSC and CLOCK_MONOTONIC between Init and now; a
@@ -327,7 +329,7 @@ int MPI_Finalize(void)
         free(f.node_ranks);
         PMPI_Comm_free(&life_comm);
     }
-    return PMPI_Finalize();
+    return mpiscope_next_MPI_Finalize();
 }
 
 /* --- MPI_Pcontrol ------------------------------------------------------------------ */
@@ -359,7 +361,7 @@ static size_t life_safe_name(const char *s, char *buf, size_t cap)
     return n;      /* no terminator within cap - 1 bytes: the prefix is the name */
 }
 
-int mpiscope_pcontrol(int level, const char *name, size_t len)
+static void life_pcontrol(int level, const char *name, size_t len)
 {
     if (mpiscope_on) {
         MPISCOPE_CALL(c, MPISCOPE_ID_MPI_Pcontrol, -1, -1);
@@ -368,19 +370,28 @@ int mpiscope_pcontrol(int level, const char *name, size_t len)
         if (name && len)
             mpiscope_region_control(level, name, len);
     }
-    return PMPI_Pcontrol(level);
+}
+
+/* The Fortran binding's entry: MPI_Pcontrol has only the level in Fortran. */
+int mpiscope_pcontrol(int level, const char *name, size_t len)
+{
+    life_pcontrol(level, name, len);
+    return mpiscope_next_MPI_Pcontrol(level);
 }
 
 int MPI_Pcontrol(const int level, ...)
 {
     char buf[MPISCOPE_REGION_NAME_MAX];
     size_t len = 0;
+    const char *name = NULL;
     if (level == 1 || level == -1) {
         va_list ap;
         va_start(ap, level);
-        const char *name = va_arg(ap, const char *);
+        name = va_arg(ap, const char *);
         va_end(ap);
         len = life_safe_name(name, buf, sizeof buf);
     }
-    return mpiscope_pcontrol(level, len ? buf : NULL, len);
+    life_pcontrol(level, len ? buf : NULL, len);
+    /* a tool after us gets the name pointer the program passed, as it would without us */
+    return len ? mpiscope_next_MPI_Pcontrol(level, name) : mpiscope_next_MPI_Pcontrol(level);
 }

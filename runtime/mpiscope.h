@@ -6,8 +6,8 @@
  * (communicator translation, persistent requests, group sizes), regions.c
  * (Pcontrol regions), iofiles.c (MPI-IO hints), merge.c (binomial-tree set
  * union), writer.c (the profile file), summary.c (MPISCOPE_MODE=summary),
- * settings.c, buf.c. Generated: mpiscope_ids.h, mpiscope_table.c,
- * mpiscope_wrappers.c (gen_wrappers.py from functions.py).
+ * settings.c, buf.c, stacking.c (the next definition each wrapper calls). Generated: mpiscope_ids.h, mpiscope_table.c,
+ * mpiscope_next.h, mpiscope_wrappers.c (gen_wrappers.py from functions.py).
  *
  * RATIONALE: everything here is hidden (not exported from libmpiscope.so),
  * so calls and global loads on the hot path need no PLT or GOT indirection;
@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "mpiscope_ids.h"
+#include "mpiscope_next.h"
 #include "profile_format.h"
 #include "settings.h"
 
