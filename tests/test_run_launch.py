@@ -126,7 +126,8 @@ def test_run_failing_and_missing_launcher(tmp_path, impl):
     proc = mpitest.run(mpitest.mpiscope_cmd("run", "--mpi", impl, "--dir", str(tmp_path), "--",
                                             "false"), check=False, timeout=60)
     assert proc.returncode == 1
-    assert proc.stderr.strip().splitlines()[-1] == "mpiscope: error: false exited with code 1"
+    assert proc.stderr.strip().splitlines()[-1] == \
+        f"mpiscope: error: false exited with code 1; no profile was written in {tmp_path}"
     proc = mpitest.run(mpitest.mpiscope_cmd("run", "--mpi", impl, "--", "/nonexistent/mpirun",
                                             "-n", "2", "a"), check=False, timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
@@ -148,11 +149,20 @@ def test_exit_code_env_and_preload_order_without_mpi(tmp_path):
                        env=env, check=False, timeout=60)
     assert proc.returncode == 3
     assert proc.stdout.strip() == f"{runtime}:/usr/lib/user-tool.so|summary|1|{tmp_path}"
-    assert proc.stderr.strip().splitlines()[-1] == "mpiscope: error: sh exited with code 3"
+    assert proc.stderr.strip().splitlines()[-1] == \
+        f"mpiscope: error: sh exited with code 3; no profile was written in {tmp_path}"
     proc = mpitest.run(mpitest.mpiscope_cmd("run", "--mpi", "openmpi", "--", "sh", "-c",
                                             "kill -9 $$"), env=env, check=False, timeout=60)
     assert proc.returncode == 137
+    # A missing --dir is created; one that cannot be refuses before the launch.
     proc = mpitest.run(mpitest.mpiscope_cmd("run", "--mpi", "openmpi", "--dir",
-                                            str(tmp_path / "nope"), "--", "true"),
+                                            str(tmp_path / "new" / "dir"), "--", "true"),
                        env=env, check=False, timeout=60)
-    assert proc.returncode == 2 and "output directory" in proc.stderr
+    assert proc.returncode == 0 and (tmp_path / "new" / "dir").is_dir(), proc.stderr
+    (tmp_path / "a-file").write_text("")
+    proc = mpitest.run(mpitest.mpiscope_cmd("run", "--mpi", "openmpi", "--dir",
+                                            str(tmp_path / "a-file" / "sub"), "--", "sh", "-c",
+                                            "echo started"), env=env, check=False, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    assert proc.stderr.strip().splitlines()[-1] == (f"mpiscope: error: cannot create the output directory "
+                                   f"{tmp_path / 'a-file' / 'sub'}: Not a directory")

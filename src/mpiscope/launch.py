@@ -17,6 +17,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import List, Optional
 
@@ -85,6 +86,37 @@ def _apply_order(argv: list[str], order_file: str, impl: str) -> tuple[list[str]
     return apply_order(argv, order_file, impl)
 
 
+def _usable_dir(out: Path) -> None:
+    """Create the output directory if needed; refuse before the launch if no
+    profile could be written there, so a job never runs to the end only to
+    lose its profile to a typo (the runtime itself, preloaded by hand, can
+    only warn at MPI_Finalize)."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"cannot create the output directory {out}: "
+                        f"{err.strerror or err}") from None
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".mpiscope-probe-", dir=out)
+    except OSError as err:
+        raise UserError(f"cannot write in the output directory {out}: "
+                        f"{err.strerror or err}") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _profile_line(path: Path) -> str:
+    """``mpiscope: profile: PATH``, or a warning if the file does not read as a
+    complete profile (the runtime's write failed or was cut short)."""
+    from .reader import read
+
+    try:
+        read(path)
+    except UserError as err:
+        return f"mpiscope: warning: incomplete profile {path}: {str(err).split(': ', 1)[-1]}"
+    return f"mpiscope: profile: {path}"
+
+
 def launch(argv: list[str], *, mode: str | None = None, sync: bool = False,
            outdir: str | None = None, mpi: str | None = None, order: str | None = None,
            base_env: dict | None = None) -> int:
@@ -98,8 +130,7 @@ def launch(argv: list[str], *, mode: str | None = None, sync: bool = False,
     impl = native.resolve_impl(argv, mpi)
     lib = str(native.runtime_library(impl))
     out = Path(outdir or base.get("MPISCOPE_DIR") or os.getcwd()).resolve()
-    if not out.is_dir():
-        raise UserError(f"output directory {out} does not exist")
+    _usable_dir(out)
     env = run_environment(lib, base, mode, sync, str(out))
     if order is not None:
         argv, extra_env = _apply_order(list(argv), order, impl)
@@ -123,9 +154,11 @@ def launch(argv: list[str], *, mode: str | None = None, sync: bool = False,
         rc = 128 - rc
     created = new_profiles(before, _profiles(out))
     for name in created:
-        print(f"mpiscope: profile: {out / name}", file=sys.stderr)
+        print(_profile_line(out / name), file=sys.stderr)
     if rc != 0:
-        print(f"mpiscope: error: {argv[0]} exited with code {rc}", file=sys.stderr)
+        written = (f"{len(created)} profile(s) written (above)" if created
+                   else f"no profile was written in {out}")
+        print(f"mpiscope: error: {argv[0]} exited with code {rc}; {written}", file=sys.stderr)
     elif not created:
         print(f"mpiscope: warning: no profile was written in {out} "
               f"(did the program call MPI_Finalize? is the directory writable?)",
@@ -149,7 +182,9 @@ def register(app: typer.Typer) -> None:
                                        "as collective sync time (MPISCOPE_SYNC=1)."),
         outdir: Optional[str] = typer.Option(None, "--dir", metavar="DIR",
                                              help="Directory for the profile (default: "
-                                                  "MPISCOPE_DIR, else the current directory)."),
+                                                  "MPISCOPE_DIR, else the current directory); "
+                                                  "created if missing. The program is not "
+                                                  "started if no file can be written there."),
         mpi: Optional[str] = typer.Option(None, "--mpi", metavar="openmpi|mpich|...",
                                           help="Which MPI's runtime to preload (default: "
                                                "guessed from the launcher's name, else the "
