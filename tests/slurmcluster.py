@@ -6,14 +6,17 @@ started in the foreground from a temporary directory and stopped at the end.
   test's user (root here).
 - One node named after this machine (``hostname -s``) with its real CPU count;
   jobs that start more ranks than CPUs ask for ``--overcommit``.
-- Free TCP ports for slurmctld and slurmd, so a second cluster (another test
-  run) does not collide; clients find it through ``SLURM_CONF``.
+- Free TCP ports for slurmctld and slurmd, job ids from a random first id and
+  its own TmpFS (where srun's PMIx plugin makes per-job directories named by
+  job id), so a second cluster (another pytest worker) does not collide;
+  clients find it through ``SLURM_CONF``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -32,7 +35,7 @@ def _free_port() -> int:
 def write_conf(root: Path, ctld_port: int, slurmd_port: int) -> Path:
     host = socket.gethostname().split(".")[0]
     cpus = os.cpu_count() or 1
-    for d in ("state", "spool", "log"):
+    for d in ("state", "spool", "log", "tmp"):
         (root / d).mkdir(parents=True, exist_ok=True)
     conf = root / "slurm.conf"
     user = os.environ.get("USER") or "root"
@@ -46,6 +49,8 @@ CredType=cred/none
 SlurmUser={user}
 SlurmdUser=root
 StateSaveLocation={root}/state
+TmpFS={root}/tmp
+FirstJobId={random.randrange(1000, 1_000_000, 1000)}
 SlurmdSpoolDir={root}/spool
 SlurmctldPidFile={root}/slurmctld.pid
 SlurmdPidFile={root}/slurmd.pid

@@ -43,12 +43,13 @@ def test_stencil_study_through_slurm(tmp_path, slurm, kind):
         script = (att / "job.sbatch").read_text()
         assert f"#SBATCH --ntasks={n}" in script and "#SBATCH --overcommit" in script
         rec = json.loads((att / "point.json").read_text())
+        assert rec["status"] == "done", (rec, (att / "stderr.txt").read_text()[-2000:])
         # the point ran inside its own job, and srun (not mpirun) launched the ranks
         assert rec["slurm_job_id"] == job
         assert rec["command"][:2] == ["srun", "--mpi=pmix"]
         prof = read(att / rec["profile"])
         assert prof.nranks == n
-        assert prof.meta["job_id"] == job or prof.meta["job_id"].startswith(job)
+        assert str(prof.meta.get("job_id")).startswith(job), prof.meta.get("job_id")
     status = scale("status", str(out), env=slurm).stdout
     assert status.splitlines()[-1] == "5 done"
     for job in jobs:

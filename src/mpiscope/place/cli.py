@@ -11,6 +11,7 @@ import numpy as np
 import typer
 
 from ..errors import UserError
+from ..textout import emit as _emit
 from . import grid_order as go
 from . import writers
 from .aggregators import RULES, aggregator_report
@@ -27,21 +28,6 @@ app = typer.Typer(help="Compute and judge rank orders that keep communicating ra
 
 _FORMAT_HELP = "Order file format: cray (MPICH_RANK_ORDER), openmpi (rankfile), " \
                "slurm (SLURM_HOSTFILE), hydra (host:count machine file)."
-
-
-def _emit(text: str, output: Optional[str]) -> None:
-    """Print to stdout, or create a new file (never overwrite one)."""
-    if output is None:
-        sys.stdout.write(text)
-        return
-    try:
-        with open(output, "x") as f:
-            f.write(text)
-    except FileExistsError:
-        raise UserError(f"{output} exists; not overwriting it") from None
-    except OSError as err:
-        raise UserError(f"cannot write {output}: {err.strerror}") from None
-    print(f"mpiscope: wrote {output}", file=sys.stderr)
 
 
 def _hosts(text: Optional[str]) -> Optional[list[str]]:

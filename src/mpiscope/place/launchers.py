@@ -12,7 +12,7 @@ machine; on real nodes, node j is the j-th host.
 * MPICH hydra: a machine file of ``host:count`` runs (``-f``), which puts
   each rank on its host; and ``-bind-to user:c0,c1,...`` binding local rank i
   to core c_i when every host wants the same core list (always on one host).
-* srun: SLURM_HOSTFILE and ``--distribution=arbitrary`` (not run here: no Slurm).
+* srun: SLURM_HOSTFILE and ``--distribution=arbitrary`` (run on a one-node test cluster).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 
 from ..errors import UserError
+from ..textout import emit
 
 app = typer.Typer(
     help="Strong and weak scaling studies: run every rank count under mpiscope (locally "
@@ -133,16 +134,7 @@ def export(directory: str = typer.Argument(..., metavar="DIR", help="A study dir
         raise UserError(f"{root} has no done runs to export")
     text = ex.extrap_text(runs, study.name) if fmt == "extrap" else \
         ex.tidy_csv(runs, study.name, study.kind)
-    if output is None:
-        sys.stdout.write(text)
-        return
-    try:
-        with open(output, "x") as f:
-            f.write(text)
-    except FileExistsError:
-        raise UserError(f"{output} exists; mpiscope does not overwrite it") from None
-    except OSError as err:
-        raise UserError(f"cannot write {output}: {err}") from None
+    emit(text, output)
 
 
 @app.command(hidden=True)

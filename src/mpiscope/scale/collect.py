@@ -9,13 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UserError
+from ..report.pop import KEYS as POP_KEYS
 from . import studydir
 from .study import Study
 
 # Name of the computation outside MPI in per-function tables and models.
 COMPUTE = "(compute)"
-POP_KEYS = ("parallel_efficiency", "load_balance", "communication_efficiency",
-            "serialisation", "transfer")
 
 
 def run_row(point_np: int, rep: int, record: dict, rep_dict: dict) -> dict:

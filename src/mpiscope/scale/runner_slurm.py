@@ -45,6 +45,9 @@ def _first_error(proc: subprocess.CompletedProcess) -> str:
 
 def check_controller() -> None:
     """UserError unless Slurm's controller answers (before anything is written)."""
+    if shutil.which("sbatch") is None:
+        raise UserError("Slurm is not installed here: no sbatch on PATH (use --submit local, "
+                        "or run on the cluster's login node)")
     proc = _client(["sinfo", "-h", "-o", "%P"])
     if proc.returncode != 0:
         raise UserError(f"Slurm is not answering: {_first_error(proc)}")

@@ -32,7 +32,8 @@ def _table(title: str) -> Table:
 def points_table(rep: dict) -> Table:
     kind = rep["study"]["kind"]
     rows = rep["points"]
-    has_pop = any(r["pop"] for r in rows)
+    pop_cols = [(k, label) for k, label in POP_COLUMNS
+                if any((r["pop"] or {}).get(k) is not None for r in rows)]
     t = _table(f"{'Strong' if kind == 'strong' else 'Weak'} scaling: {rep['study']['name']} "
                f"(wall time = slowest rank, median of repetitions)")
     t.add_column("P", justify="right")
@@ -46,9 +47,8 @@ def points_table(rep: dict) -> Table:
     else:
         t.add_column("eff. vs smallest", justify="right")
     t.add_column("MPI %", justify="right")
-    if has_pop:
-        for _, label in POP_COLUMNS:
-            t.add_column(label, justify="right")
+    for _, label in pop_cols:
+        t.add_column(label, justify="right")
     t.add_column("launch (s)", justify="right")
     for r in rows:
         w = r["wall_s"]
@@ -59,9 +59,7 @@ def points_table(rep: dict) -> Table:
         else:
             cells.append(_pct(r["efficiency"]))
         cells.append(f"{r['mpi_pct']:.1f}%")
-        if has_pop:
-            pop = r["pop"] or {}
-            cells += [_pct(pop.get(k)) for k, _ in POP_COLUMNS]
+        cells += [_pct((r["pop"] or {}).get(k)) for k, _ in pop_cols]
         cells.append(_s(r["elapsed_s"]["median"]))
         t.add_row(*cells)
     return t
