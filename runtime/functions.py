@@ -63,6 +63,7 @@ ROLES = {
     "root": ("pre", "decide root / leaf / member / not involved from (root, comm) for the qualifiers"),
     "dest": ("pre", "point-to-point message to (dest, comm): counted per world-rank peer; MPI_PROC_NULL moves 0 bytes"),
     "source": ("pre", "a receive from MPI_PROC_NULL moves 0 bytes"),
+    "from": ("pre", "the world rank a blocking receive or probe waits for (source, comm): what a snapshot shows the rank waiting on"),
     "message": ("pre", "a receive of MPI_MESSAGE_NO_PROC moves 0 bytes"),
     "recv_status": ("both", "bytes_recv = count x type size from the status (the runtime's own status if ignored)"),
     "persist_send": ("post", "remember the persistent send request: each MPI_Start of it is one message"),
@@ -88,9 +89,9 @@ p2p   | int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest
 p2p   | int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | send(count,datatype) dest(dest,comm)
 p2p   | int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | send(count,datatype) dest(dest,comm)
 p2p   | int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) | send(count,datatype) dest(dest,comm)
-wait  | int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) | recv_status(datatype,status)
-wait  | int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) | send(sendcount,sendtype) dest(dest,comm) recv_status(recvtype,status)
-wait  | int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) | send(count,datatype) dest(dest,comm) recv_status(datatype,status)
+wait  | int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) | recv_status(datatype,status) from(source,comm)
+wait  | int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) | send(sendcount,sendtype) dest(dest,comm) recv_status(recvtype,status) from(source,comm)
+wait  | int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) | send(count,datatype) dest(dest,comm) recv_status(datatype,status) from(source,comm)
 p2p   | int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | send(count,datatype) dest(dest,comm)
 p2p   | int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | send(count,datatype) dest(dest,comm)
 p2p   | int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | send(count,datatype) dest(dest,comm)
@@ -105,9 +106,9 @@ p2p   | int MPI_Start(MPI_Request *request) | start(request)
 p2p   | int MPI_Startall(int count, MPI_Request array_of_requests[]) | startall(count,array_of_requests)
 wait  | int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) | recv_status(datatype,status)
 p2p   | int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) | recv(count,datatype) message(message)
-wait  | int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) |
+wait  | int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) | from(source,comm)
 wait  | int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) |
-wait  | int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) |
+wait  | int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) | from(source,comm)
 wait  | int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) |
 wait  | int MPI_Wait(MPI_Request *request, MPI_Status *status) |
 wait  | int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) |

@@ -138,8 +138,10 @@ def emit_wrapper(mod, f) -> str:
              f"    MPISCOPE_CALL(c, MPISCOPE_ID_{f.name}, {hist}, {sync});",
              *pre,
              "    c.t0 = mpiscope_now();",
+             "    mpiscope_enter(&c);",
              f"    int rc = mpiscope_next_{f.name}({call_args});",
              "    c.t1 = mpiscope_now();",
+             "    mpiscope_leave(&c);",
              *post,
              "    mpiscope_record(&c);",
              "    return rc;", "}", ""]

@@ -90,7 +90,8 @@ mpiscope_thread_t *mpiscope_thread_attach(void)
     if (life_nthreads < MPISCOPE_MAX_THREADS) {
         t = thread_new();
         if (t)
-            life_threads[life_nthreads++] = t;
+            __atomic_store_n(&life_threads[life_nthreads], t, __ATOMIC_RELAXED),
+            __atomic_store_n(&life_nthreads, life_nthreads + 1, __ATOMIC_RELEASE);
     }
     if (!t && life_nthreads > 0)   /* out of threads or memory: share the last table (documented) */
         t = life_threads[life_nthreads - 1];
@@ -143,6 +144,8 @@ static void life_start(int provided)
     clock_gettime(CLOCK_MONOTONIC, &life_mono0);
     life_tsc0 = mpiscope_now();
     mpiscope_on = 1;
+    /* after mpiscope_on: a snapshot may be taken from now on */
+    mpiscope_snapshot_init(&life_final, life_comm);
 }
 
 int MPI_Init(int *argc, char ***argv)
@@ -196,48 +199,113 @@ static double life_calibrate(uint64_t *tsc1_out)
 #endif
 }
 
+/* Add table t into t0 (counts, histogram, peers, overflow). */
+static void life_table_add(mpiscope_thread_t *t0, mpiscope_thread_t *t)
+{
+    uint32_t nused = __atomic_load_n(&t->nused, __ATOMIC_ACQUIRE);
+    for (uint32_t u = 0; u < nused; u++) {
+        uint32_t i = t->used[u];
+        mpiscope_stat_t *a = &t0->stats[i], *b = &t->stats[i];
+        if (a->calls == 0) {
+            t0->used[t0->nused++] = i;
+            *a = *b;
+            continue;
+        }
+        a->calls += b->calls;
+        a->sent += b->sent;
+        a->recv += b->recv;
+        a->ticks += b->ticks;
+        if (b->min < a->min)
+            a->min = b->min;
+        if (b->max > a->max)
+            a->max = b->max;
+    }
+    uint32_t nhused = __atomic_load_n(&t->nhused, __ATOMIC_ACQUIRE);
+    for (uint32_t u = 0; u < nhused; u++) {
+        uint32_t i = t->hused[u];
+        if (t0->hist[i].count == 0)
+            t0->hused[t0->nhused++] = i;
+        t0->hist[i].count += t->hist[i].count;
+        t0->hist[i].ticks += t->hist[i].ticks;
+    }
+    for (uint32_t i = 0; i <= t->peer_mask; i++) {
+        mpiscope_peer_slot_t *p = &t->peers[i];
+        if (!p->key)
+            continue;
+        mpiscope_peer_add(t0, (int)p->key - 1, p->bytes);   /* one message + all bytes */
+        uint32_t j = (p->key * 2654435761u) & t0->peer_mask;
+        while (t0->peers[j].key != 0 && t0->peers[j].key != p->key)
+            j = (j + 1) & t0->peer_mask;
+        if (t0->peers[j].key == p->key)
+            t0->peers[j].msgs += p->msgs - 1;
+    }
+    t0->overflow |= t->overflow;
+}
+
 /* Fold every other thread's tables into the first one. */
 static void life_merge_threads(mpiscope_thread_t *t0)
 {
-    for (unsigned k = 1; k < life_nthreads; k++) {
+    for (unsigned k = 1; k < life_nthreads; k++)
+        life_table_add(t0, life_threads[k]);
+}
+
+mpiscope_thread_t *mpiscope_table_new(void)
+{
+    return thread_new();
+}
+
+/* Empty a table made by mpiscope_table_new, touching only what was used. */
+static void life_table_clear(mpiscope_thread_t *t)
+{
+    for (uint32_t u = 0; u < t->nused; u++)
+        memset(&t->stats[t->used[u]], 0, sizeof *t->stats);
+    for (uint32_t u = 0; u < t->nhused; u++)
+        memset(&t->hist[t->hused[u]], 0, sizeof *t->hist);
+    if (t->npeers)
+        memset(t->peers, 0, (t->peer_mask + 1u) * sizeof *t->peers);
+    t->nused = t->nhused = t->npeers = 0;
+    t->overflow = 0;
+}
+
+/* For a snapshot (another thread, no MPI call): the sum of every thread's
+ * tables so far, and f as MPI_Finalize would fill it. The counters are read
+ * while the application may be updating them: a call in flight may be
+ * missing or half counted (docs/runtime.md). */
+void mpiscope_state_now(mpiscope_thread_t *into, mpiscope_final_t *f)
+{
+    life_table_clear(into);
+    unsigned n = __atomic_load_n(&life_nthreads, __ATOMIC_ACQUIRE);
+    for (unsigned k = 0; k < n; k++)
+        life_table_add(into, life_threads[k]);
+    uint64_t now;
+    *f = life_final;
+    f->sec_per_tick = life_calibrate(&now);
+    f->wall = (double)(now - life_tsc0) * f->sec_per_tick;
+    f->start_time = life_epoch0;
+    f->t = into;
+    f->threads = n;
+    f->overflow = into->overflow | mpiscope_comms_overflow() | mpiscope_regions_overflow();
+    f->rank = mpiscope_world_rank_;
+    f->size = mpiscope_world_size;
+}
+
+/* What each thread is doing now: one record per thread with tables. */
+unsigned mpiscope_threads_inflight(mpiscope_inflight_t *out, unsigned cap, uint64_t now, double spt)
+{
+    unsigned n = __atomic_load_n(&life_nthreads, __ATOMIC_ACQUIRE);
+    for (unsigned k = 0; k < n && k < cap; k++) {
         mpiscope_thread_t *t = life_threads[k];
-        for (uint32_t u = 0; u < t->nused; u++) {
-            uint32_t i = t->used[u];
-            mpiscope_stat_t *a = &t0->stats[i], *b = &t->stats[i];
-            if (a->calls == 0) {
-                t0->used[t0->nused++] = i;
-                *a = *b;
-                continue;
-            }
-            a->calls += b->calls;
-            a->sent += b->sent;
-            a->recv += b->recv;
-            a->ticks += b->ticks;
-            if (b->min < a->min)
-                a->min = b->min;
-            if (b->max > a->max)
-                a->max = b->max;
-        }
-        for (uint32_t u = 0; u < t->nhused; u++) {
-            uint32_t i = t->hused[u];
-            if (t0->hist[i].count == 0)
-                t0->hused[t0->nhused++] = i;
-            t0->hist[i].count += t->hist[i].count;
-            t0->hist[i].ticks += t->hist[i].ticks;
-        }
-        for (uint32_t i = 0; i <= t->peer_mask; i++) {
-            mpiscope_peer_slot_t *p = &t->peers[i];
-            if (!p->key)
-                continue;
-            mpiscope_peer_add(t0, (int)p->key - 1, p->bytes);   /* one message + all bytes */
-            uint32_t j = (p->key * 2654435761u) & t0->peer_mask;
-            while (t0->peers[j].key != 0 && t0->peers[j].key != p->key)
-                j = (j + 1) & t0->peer_mask;
-            if (t0->peers[j].key == p->key)
-                t0->peers[j].msgs += p->msgs - 1;
-        }
-        t0->overflow |= t->overflow;
+        uint32_t fn = __atomic_load_n(&t->now_func, __ATOMIC_ACQUIRE);
+        mpiscope_inflight_t *r = &out[k];
+        memset(r, 0, sizeof *r);
+        r->rank = (uint32_t)mpiscope_world_rank_;
+        r->thread = (uint16_t)k;
+        r->func = fn ? (uint16_t)(fn - 1) : MPISCOPE_NOT_IN_MPI;
+        r->to = fn ? t->now_to : MPISCOPE_PEER_NONE;
+        r->from = fn ? t->now_from : MPISCOPE_PEER_NONE;
+        r->seconds = fn && now > t->now_t0 ? (double)(now - t->now_t0) * spt : 0.0;
     }
+    return n < cap ? n : cap;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -306,6 +374,7 @@ void mpiscope_rank_totals(mpiscope_final_t *f, double *mpi, double *wait, double
 int MPI_Finalize(void)
 {
     if (mpiscope_on && !life_finished) {
+        mpiscope_snapshot_stop();   /* no snapshot races the final write */
         uint64_t tsc_end = mpiscope_now();
         mpiscope_on = 0;
         life_finished = 1;

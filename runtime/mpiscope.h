@@ -81,6 +81,11 @@ typedef struct mpiscope_thread {
     mpiscope_peer_slot_t *peers; /* capacity peer_mask + 1 */
     uint32_t peer_mask, npeers;
     uint32_t overflow;           /* enum mpiscope_overflow bits */
+    /* The call this thread is in, for snapshots (snapshot.c reads it from
+     * another thread): now_func is the function id + 1, 0 outside MPI. */
+    volatile uint32_t now_func;
+    int32_t now_to, now_from;
+    uint64_t now_t0;
     struct {                     /* datatype handle -> MPI_Type_size, direct-mapped */
         uintptr_t type;
         uint32_t size, gen;
@@ -94,6 +99,7 @@ typedef struct {                 /* one call in flight (see roles.h) */
     int inter;                   /* the communicator is an intercommunicator */
     int nosend, norecv;          /* MPI_IN_PLACE: skip the send / receive roles */
     int peer;                    /* world rank of a point-to-point destination, or -1 */
+    int from;                    /* world rank a blocking receive waits for (-1 none, -2 any) */
     uint64_t sent, recv;
     uint64_t t0, t1;
 } mpiscope_call_t;
@@ -115,7 +121,8 @@ void mpiscope_unlock(void);
     mpiscope_call_t c;                                                             \
     c.t = mpiscope_tls ? mpiscope_tls : mpiscope_thread_attach();                  \
     c.id = (id_); c.hist = (hist_); c.sync_id = (sync_);                           \
-    c.root = 1; c.inter = 0; c.nosend = 0; c.norecv = 0; c.peer = -1; c.sent = 0; c.recv = 0
+    c.root = 1; c.inter = 0; c.nosend = 0; c.norecv = 0; c.peer = -1; c.from = -1;       \
+    c.sent = 0; c.recv = 0
 
 void mpiscope_peer_new(mpiscope_thread_t *t, int world_peer, uint64_t bytes);  /* insert or overflow */
 
@@ -144,7 +151,9 @@ static inline void mpiscope_stat_add(mpiscope_thread_t *t, int id, uint64_t dt, 
     uint32_t idx = (uint32_t)id * mpiscope_nslots + mpiscope_region_slot;
     mpiscope_stat_t *s = &t->stats[idx];
     if (s->calls++ == 0) {
-        t->used[t->nused++] = idx;
+        /* release: a snapshot thread that reads nused sees the entry (costs no instruction on x86) */
+        t->used[t->nused] = idx;
+        __atomic_store_n(&t->nused, t->nused + 1, __ATOMIC_RELEASE);
         s->min = dt;
     }
     s->sent += sent;
@@ -154,6 +163,20 @@ static inline void mpiscope_stat_add(mpiscope_thread_t *t, int id, uint64_t dt, 
         s->min = dt;
     if (dt > s->max)
         s->max = dt;
+}
+
+/* Around the call to the MPI: what a snapshot shows this thread sitting in. */
+static inline void mpiscope_enter(mpiscope_call_t *c)
+{
+    mpiscope_thread_t *t = c->t;
+    t->now_to = c->peer;
+    t->now_from = c->from;
+    t->now_t0 = c->t0;
+    __atomic_store_n(&t->now_func, (uint32_t)c->id + 1u, __ATOMIC_RELEASE);
+}
+static inline void mpiscope_leave(mpiscope_call_t *c)
+{
+    __atomic_store_n(&c->t->now_func, 0u, __ATOMIC_RELAXED);
 }
 
 /* The end of every wrapper: one call of c.id, its bytes, its size bucket,
@@ -170,8 +193,10 @@ static inline void mpiscope_record(mpiscope_call_t *c)
             bucket = MPISCOPE_NBUCKETS - 1;
         uint32_t idx = ((uint32_t)c->hist * mpiscope_nslots + mpiscope_region_slot) * MPISCOPE_NBUCKETS + bucket;
         mpiscope_hbin_t *h = &t->hist[idx];
-        if (h->count++ == 0)
-            t->hused[t->nhused++] = idx;
+        if (h->count++ == 0) {
+            t->hused[t->nhused] = idx;
+            __atomic_store_n(&t->nhused, t->nhused + 1, __ATOMIC_RELEASE);
+        }
         h->ticks += dt;
     }
     if (c->peer >= 0)
@@ -268,6 +293,23 @@ typedef struct {
 } mpiscope_final_t;
 
 void mpiscope_write_profile(mpiscope_final_t *f);
+/* A rank's records from f->t (sorts its used lists); out holds room for all. */
+uint32_t mpiscope_funcs_fill(mpiscope_final_t *f, mpiscope_func_t *out);
+uint32_t mpiscope_hist_fill(mpiscope_final_t *f, mpiscope_hist_t *out);
+uint32_t mpiscope_peers_fill(mpiscope_final_t *f, mpiscope_peer_t *out, mpiscope_rank_t *me);
+uint32_t mpiscope_regions_fill(mpiscope_final_t *f, mpiscope_region_t *out);
+void mpiscope_node_fill(mpiscope_final_t *f, mpiscope_node_t *node);
+void mpiscope_program_and_job(char *prog, size_t pcap, char *job, size_t jcap);
+
+/* lifecycle.c, for snapshots: fresh tables; every thread's tables summed
+ * into `into` (cleared first) and f filled as MPI_Finalize would (no MPI call). */
+mpiscope_thread_t *mpiscope_table_new(void);
+void mpiscope_state_now(mpiscope_thread_t *into, mpiscope_final_t *f);
+unsigned mpiscope_threads_inflight(mpiscope_inflight_t *out, unsigned cap, uint64_t now, double spt);
+
+/* snapshot.c */
+void mpiscope_snapshot_init(mpiscope_final_t *f, MPI_Comm comm);   /* at MPI_Init (collective) */
+void mpiscope_snapshot_stop(void);                                  /* at MPI_Finalize */
 void mpiscope_meta_common(mpiscope_final_t *f, mpiscope_buf_t *b, const char *job_id,
                           const mpiscope_set_t *regions, const mpiscope_set_t *iofiles);
 #define MPISCOPE_PATH_MAX 4096

@@ -43,7 +43,8 @@ enum mpiscope_section_kind {
     MPISCOPE_SEC_PEERS = 5,    /* mpiscope_peer_t, grouped by rank (full mode) */
     MPISCOPE_SEC_REGIONS = 6,  /* mpiscope_region_t, grouped by rank */
     MPISCOPE_SEC_NODES = 7,    /* mpiscope_node_t, one per node (full mode) */
-    MPISCOPE_SEC_SUMMARY = 8   /* mpiscope_summary_t (summary mode) */
+    MPISCOPE_SEC_SUMMARY = 8,  /* mpiscope_summary_t (summary mode) */
+    MPISCOPE_SEC_INFLIGHT = 9  /* mpiscope_inflight_t: snapshots only (partial profiles) */
 };
 
 /* A reader skips section kinds it does not know, so new kinds (per-communicator
@@ -168,5 +169,45 @@ typedef struct {                 /* 56 bytes */
 
 /* In summary mode the HIST section holds sums over ranks with rank = 0xFFFFFFFF. */
 #define MPISCOPE_ALL_RANKS 0xFFFFFFFFu
+
+/* --- snapshots (docs/runtime.md "Snapshots") -------------------------------------
+ * What one thread of a rank was doing when a snapshot was taken. */
+#define MPISCOPE_NOT_IN_MPI 0xFFFFu
+#define MPISCOPE_PEER_NONE (-1)
+#define MPISCOPE_PEER_ANY (-2)         /* MPI_ANY_SOURCE */
+typedef struct {                 /* 32 bytes */
+    uint32_t rank;
+    uint16_t func;               /* the wrapped call it sits in, or MPISCOPE_NOT_IN_MPI */
+    uint16_t thread;             /* index of the thread's tables (0 = first to call MPI) */
+    int32_t to;                  /* world rank the call sends to, or MPISCOPE_PEER_NONE */
+    int32_t from;                /* world rank it waits for, MPISCOPE_PEER_NONE / _ANY */
+    double seconds;              /* time in this call so far (0 outside MPI) */
+    uint64_t reserved;           /* 0; room for the communicator */
+} mpiscope_inflight_t;
+
+/* The spool: every rank writes its chunk (header, then RANK, NODE, FUNCS,
+ * HIST, PEERS, REGIONS, INFLIGHT records, then region names) with one
+ * pwrite into its own slot: slot k of <spool>/node<N>.snap (k = its index
+ * among the node's ranks) or <spool>/rank<R>.snap. */
+#define MPISCOPE_SPOOL_MAGIC "MPSCSNAP"
+enum mpiscope_snap_reason { MPISCOPE_SNAP_TIMER = 1, MPISCOPE_SNAP_SIGNAL = 2, MPISCOPE_SNAP_TERM = 3 };
+enum mpiscope_snap_flags { MPISCOPE_SNAPF_TRUNCATED = 1u << 0 };
+typedef struct {                 /* 128 bytes */
+    char magic[8];               /* "MPSCSNAP" */
+    uint32_t version;            /* 1 */
+    uint32_t header_bytes;       /* 128 */
+    uint64_t chunk_bytes;        /* header + records + names */
+    uint64_t checksum;           /* sum of the chunk's u64 words w[i] x (2i+1), this field 0 */
+    uint32_t rank, nranks;
+    uint32_t seq;                /* this rank's snapshot number, from 1 */
+    uint32_t reason;             /* enum mpiscope_snap_reason */
+    double time;                 /* epoch seconds when taken */
+    double start_time;           /* epoch seconds at MPI_Init on this rank */
+    uint32_t nfuncs, nhist, npeers, nregions;
+    uint32_t ninflight, names_bytes;   /* names: per region record, u32 length + bytes; padded to 8 */
+    uint32_t flags;              /* enum mpiscope_snap_flags */
+    uint32_t signal;             /* the signal number that asked for it (0: timer) */
+    uint8_t reserved[32];
+} mpiscope_snap_header_t;
 
 #endif

@@ -136,6 +136,16 @@ static inline void mpiscope_dest(mpiscope_call_t *c, int dest, MPI_Comm comm)
 #define MPISCOPE_PRE_dest(c, dest, comm) mpiscope_dest((c), (dest), (comm))
 #define MPISCOPE_PRE_source(c, source) \
     do { if ((source) == MPI_PROC_NULL) (c)->recv = 0; } while (0)
+/* Only for snapshots (what a rank waits for); MPI_ANY_SOURCE stays "any". */
+static inline int mpiscope_from(int source, MPI_Comm comm)
+{
+    if (source == MPI_ANY_SOURCE)
+        return MPISCOPE_PEER_ANY;
+    if (source == MPI_PROC_NULL || source < 0)
+        return MPISCOPE_PEER_NONE;
+    return mpiscope_world_of(comm, source);
+}
+#define MPISCOPE_PRE_from(c, source, comm) ((c)->from = mpiscope_from((source), (comm)))
 #define MPISCOPE_PRE_message(c, message) \
     do { if ((message) && *(message) == MPI_MESSAGE_NO_PROC) (c)->recv = 0; } while (0)
 

@@ -28,7 +28,19 @@
     X(MAX_REQUESTS, int, "4096", "16..16777216",                                                  \
       "persistent requests alive at the same time")                                               \
     X(MAX_COMMS, int, "1024", "16..1048576",                                                      \
-      "communicators whose rank translation is cached at the same time")
+      "communicators whose rank translation is cached at the same time")                          \
+    X(SNAPSHOT, int, "0", "0..31536000",                                                          \
+      "seconds between snapshots every rank writes to the spool without any collective call "     \
+      "(0: none)")                                                                                \
+    X(SNAPSHOT_SIGNAL, choice, "USR1", "USR1|USR2|URG|none",                                      \
+      "the signal that makes every rank that receives it write a snapshot")                       \
+    X(SNAPSHOT_TERM, bool, "1", "0|1",                                                            \
+      "1: on SIGTERM write a last snapshot, then run the program's own SIGTERM action")           \
+    X(SPOOL, choice, "node", "node|rank",                                                         \
+      "node: one spool file per node (one slot per rank); rank: one spool file per rank")         \
+    X(SNAPSHOT_BYTES, int, "1048576", "4096..1073741824",                                         \
+      "size of one rank's slot in the spool; a larger snapshot drops its histogram, then "        \
+      "peers, then function records, and is flagged truncated")
 
 #pragma GCC visibility push(hidden)
 

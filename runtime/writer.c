@@ -84,12 +84,17 @@ static void job_id(char *out, size_t cap)
     snprintf(out, cap, "%s-%d", ts, (int)getpid());
 }
 
+void mpiscope_program_and_job(char *prog, size_t pcap, char *job, size_t jcap)
+{
+    program_name(prog, pcap);
+    job_id(job, jcap);
+}
+
 /* Rank 0 picks a name no file has yet (into path; job gets the job id). */
 static void pick_name(char *path, size_t cap, char *job)
 {
     char prog[256];
-    program_name(prog, sizeof prog);
-    job_id(job, 256);
+    mpiscope_program_and_job(prog, sizeof prog, job, 256);
     const char *dir = mpiscope_settings.DIR_value;
     snprintf(path, cap, "%s/%s.%s.mpiscope", dir, prog, job);
     for (int k = 1; access(path, F_OK) == 0 && k < 100000; k++)
@@ -317,77 +322,107 @@ void mpiscope_named_sets(mpiscope_final_t *f, uint64_t named_total, uint64_t io_
 
 /* --- full mode ------------------------------------------------------------------- */
 
-void mpiscope_write_profile(mpiscope_final_t *f)
+uint32_t mpiscope_funcs_fill(mpiscope_final_t *f, mpiscope_func_t *out)
 {
+    /* in (function, region slot) order */
     mpiscope_thread_t *t = f->t;
     const double spt = f->sec_per_tick;
-
-    /* FUNCS, in (function, region slot) order. */
     qsort(t->used, t->nused, sizeof *t->used, cmp_u32);
-    mpiscope_func_t *funcs = calloc(t->nused ? t->nused : 1, sizeof *funcs);
     for (uint32_t u = 0; u < t->nused; u++) {
         uint32_t i = t->used[u];
         mpiscope_stat_t *s = &t->stats[i];
-        funcs[u] = (mpiscope_func_t){(uint32_t)f->rank, (uint16_t)(i / mpiscope_nslots), 0,
-                                     mpiscope_region_id(i % mpiscope_nslots), s->calls, s->sent, s->recv,
-                                     (double)s->ticks * spt, (double)s->min * spt, (double)s->max * spt};
+        out[u] = (mpiscope_func_t){(uint32_t)f->rank, (uint16_t)(i / mpiscope_nslots), 0,
+                                   mpiscope_region_id(i % mpiscope_nslots), s->calls, s->sent, s->recv,
+                                   (double)s->ticks * spt, (double)s->min * spt, (double)s->max * spt};
     }
+    return t->nused;
+}
 
-    /* HIST: histogram slot -> function id. */
+uint32_t mpiscope_hist_fill(mpiscope_final_t *f, mpiscope_hist_t *out)
+{
+    /* histogram slot -> function id */
+    mpiscope_thread_t *t = f->t;
     short hist_func[MPISCOPE_NHIST > 0 ? MPISCOPE_NHIST : 1];
     for (int id = 0; id < MPISCOPE_NIDS; id++)
         if (mpiscope_func_hist[id] >= 0)
             hist_func[mpiscope_func_hist[id]] = (short)id;
     qsort(t->hused, t->nhused, sizeof *t->hused, cmp_u32);
-    mpiscope_hist_t *hist = calloc(t->nhused ? t->nhused : 1, sizeof *hist);
     for (uint32_t u = 0; u < t->nhused; u++) {
         uint32_t i = t->hused[u];
         uint32_t bucket = i % MPISCOPE_NBUCKETS, rest = i / MPISCOPE_NBUCKETS;
-        hist[u] = (mpiscope_hist_t){(uint32_t)f->rank, (uint16_t)hist_func[rest / mpiscope_nslots],
-                                    (uint8_t)bucket, 0, mpiscope_region_id(rest % mpiscope_nslots),
-                                    t->hist[i].count, (double)t->hist[i].ticks * spt};
+        out[u] = (mpiscope_hist_t){(uint32_t)f->rank, (uint16_t)hist_func[rest / mpiscope_nslots],
+                                   (uint8_t)bucket, 0, mpiscope_region_id(rest % mpiscope_nslots),
+                                   t->hist[i].count, (double)t->hist[i].ticks * f->sec_per_tick};
     }
+    return t->nhused;
+}
 
-    /* PEERS, by destination; on/off-node totals. */
-    mpiscope_rank_t me;
-    memset(&me, 0, sizeof me);
-    mpiscope_peer_t *peers = calloc(t->npeers ? t->npeers : 1, sizeof *peers);
+/* By destination; adds the on/off-node totals to *me. */
+uint32_t mpiscope_peers_fill(mpiscope_final_t *f, mpiscope_peer_t *out, mpiscope_rank_t *me)
+{
+    mpiscope_thread_t *t = f->t;
     uint32_t np = 0;
     for (uint32_t i = 0; i <= t->peer_mask; i++) {
         mpiscope_peer_slot_t *p = &t->peers[i];
         if (!p->key)
             continue;
         int w = (int)p->key - 1;
-        peers[np++] = (mpiscope_peer_t){(uint32_t)f->rank, (uint32_t)w, p->msgs, p->bytes};
+        out[np++] = (mpiscope_peer_t){(uint32_t)f->rank, (uint32_t)w, p->msgs, p->bytes};
         if (mpiscope_on_node(f, w)) {
-            me.on_node_msgs += p->msgs;
-            me.on_node_bytes += p->bytes;
+            me->on_node_msgs += p->msgs;
+            me->on_node_bytes += p->bytes;
         } else {
-            me.off_node_msgs += p->msgs;
-            me.off_node_bytes += p->bytes;
+            me->off_node_msgs += p->msgs;
+            me->off_node_bytes += p->bytes;
         }
     }
-    qsort(peers, np, sizeof *peers, cmp_peer);
+    qsort(out, np, sizeof *out, cmp_peer);
+    return np;
+}
 
-    /* REGIONS: slots entered on this rank. */
+/* The region slots entered on this rank (out holds mpiscope_regions_count()). */
+uint32_t mpiscope_regions_fill(mpiscope_final_t *f, mpiscope_region_t *out)
+{
     unsigned nslot_used = mpiscope_regions_count();
-    mpiscope_region_t *regs = calloc(nslot_used ? nslot_used : 1, sizeof *regs);
     uint32_t nr = 0;
     for (unsigned s = 1; s < nslot_used; s++) {
         uint64_t id, parent, entries, ticks;
         uint32_t depth;
         const char *name;
         mpiscope_region_info(s, &id, &parent, &depth, &entries, &ticks, &name);
-        regs[nr++] = (mpiscope_region_t){(uint32_t)f->rank, depth, id, parent, entries, (double)ticks * spt};
+        out[nr++] = (mpiscope_region_t){(uint32_t)f->rank, depth, id, parent, entries,
+                                        (double)ticks * f->sec_per_tick};
     }
+    return nr;
+}
+
+void mpiscope_node_fill(mpiscope_final_t *f, mpiscope_node_t *node)
+{
+    memset(node, 0, sizeof *node);
+    node->node = (uint32_t)f->node;
+    node->nranks = (uint32_t)f->node_size;
+    gethostname(node->hostname, sizeof node->hostname - 1);
+}
+
+void mpiscope_write_profile(mpiscope_final_t *f)
+{
+    mpiscope_thread_t *t = f->t;
+    mpiscope_func_t *funcs = calloc(t->nused ? t->nused : 1, sizeof *funcs);
+    mpiscope_funcs_fill(f, funcs);
+    mpiscope_hist_t *hist = calloc(t->nhused ? t->nhused : 1, sizeof *hist);
+    mpiscope_hist_fill(f, hist);
+    mpiscope_rank_t me;
+    memset(&me, 0, sizeof me);
+    mpiscope_peer_t *peers = calloc(t->npeers ? t->npeers : 1, sizeof *peers);
+    uint32_t np = mpiscope_peers_fill(f, peers, &me);
+    unsigned nslot_used = mpiscope_regions_count();
+    mpiscope_region_t *regs = calloc(nslot_used ? nslot_used : 1, sizeof *regs);
+    uint32_t nr = mpiscope_regions_fill(f, regs);
 
     /* NODES: the node's lowest rank writes it. */
     mpiscope_node_t node;
-    memset(&node, 0, sizeof node);
     int leader = f->node == f->rank;
-    node.node = (uint32_t)f->node;
-    node.nranks = (uint32_t)f->node_size;
-    gethostname(node.hostname, sizeof node.hostname - 1);
+    mpiscope_node_fill(f, &node);
 
     uint64_t counts[W_NCOUNTS] = {t->nused, t->nhused, np, nr, (uint64_t)leader, mpiscope_regions_count() - 1, 0,
                                   f->overflow != 0};

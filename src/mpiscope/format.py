@@ -28,6 +28,7 @@ SEC_PEERS = 5
 SEC_REGIONS = 6
 SEC_NODES = 7
 SEC_SUMMARY = 8
+SEC_INFLIGHT = 9
 
 ALL_RANKS = 0xFFFFFFFF
 SUMMARY_RANK_LEVEL = 0xFFFF
@@ -84,15 +85,40 @@ SUMMARY = np.dtype([
     ("min_rank", "<u4"), ("max_rank", "<u4"), ("nonzero", "<u8"),
 ])
 
+# What each thread of a rank was doing at a snapshot (partial profiles only).
+NOT_IN_MPI = 0xFFFF
+PEER_NONE = -1
+PEER_ANY = -2
+INFLIGHT = np.dtype([
+    ("rank", "<u4"), ("func", "<u2"), ("thread", "<u2"), ("to", "<i4"), ("from", "<i4"),
+    ("seconds", "<f8"), ("reserved", "<u8"),
+])
+
+# The snapshot spool (docs/profile-format.md "Snapshot spool"): one chunk per
+# rank, each starting with this header.
+SPOOL_MAGIC = b"MPSCSNAP"
+SNAP_REASONS = {1: "timer", 2: "signal", 3: "SIGTERM"}
+SNAP_TRUNCATED = 1 << 0
+SNAP_HEADER = np.dtype([
+    ("magic", "S8"), ("version", "<u4"), ("header_bytes", "<u4"),
+    ("chunk_bytes", "<u8"), ("checksum", "<u8"),
+    ("rank", "<u4"), ("nranks", "<u4"), ("seq", "<u4"), ("reason", "<u4"),
+    ("time", "<f8"), ("start_time", "<f8"),
+    ("nfuncs", "<u4"), ("nhist", "<u4"), ("npeers", "<u4"), ("nregions", "<u4"),
+    ("ninflight", "<u4"), ("names_bytes", "<u4"), ("flags", "<u4"), ("signal", "<u4"),
+    ("reserved", "V32"),
+])
+
 SECTION_DTYPES = {
     SEC_RANKS: RANK, SEC_FUNCS: FUNC, SEC_HIST: HIST, SEC_PEERS: PEER,
-    SEC_REGIONS: REGION, SEC_NODES: NODE, SEC_SUMMARY: SUMMARY,
+    SEC_REGIONS: REGION, SEC_NODES: NODE, SEC_SUMMARY: SUMMARY, SEC_INFLIGHT: INFLIGHT,
 }
 
 # Sizes are part of the contract; a mismatch with the C structs is a bug.
 assert HEADER.itemsize == 64 and SECTION.itemsize == 32 and RANK.itemsize == 128
 assert FUNC.itemsize == 64 and HIST.itemsize == 32 and PEER.itemsize == 24
 assert REGION.itemsize == 40 and NODE.itemsize == 72 and SUMMARY.itemsize == 56
+assert INFLIGHT.itemsize == 32 and SNAP_HEADER.itemsize == 128
 
 
 def fnv1a64(name: str) -> int:

@@ -32,6 +32,9 @@ class Profile:
         regions: fmt.REGION records.
         nodes: fmt.NODE records.
         summary: fmt.SUMMARY records (empty in full mode).
+        inflight: fmt.INFLIGHT records: the call each thread of each rank sat
+            in at a snapshot (partial profiles only; META "snapshot" says
+            when and which ranks answered).
     """
 
     path: str
@@ -47,6 +50,7 @@ class Profile:
     regions: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.REGION))
     nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.NODE))
     summary: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.SUMMARY))
+    inflight: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.INFLIGHT))
 
     @property
     def functions(self) -> list[str]:
@@ -67,6 +71,11 @@ class Profile:
             except (TypeError, ValueError):
                 continue  # a malformed key names no region; its records show the hex id
         return names
+
+    @property
+    def is_partial(self) -> bool:
+        """Written before MPI_Finalize (a snapshot of a running, hung or killed job)."""
+        return bool(self.flags & fmt.FLAG_PARTIAL)
 
     @property
     def is_summary(self) -> bool:

@@ -24,7 +24,7 @@ from .profile import Profile
 
 _SECTION_NAMES = {fmt.SEC_META: "META", fmt.SEC_RANKS: "RANKS", fmt.SEC_FUNCS: "FUNCS",
                   fmt.SEC_HIST: "HIST", fmt.SEC_PEERS: "PEERS", fmt.SEC_REGIONS: "REGIONS",
-                  fmt.SEC_NODES: "NODES", fmt.SEC_SUMMARY: "SUMMARY"}
+                  fmt.SEC_NODES: "NODES", fmt.SEC_SUMMARY: "SUMMARY", fmt.SEC_INFLIGHT: "INFLIGHT"}
 
 _MODES = {fmt.MODE_FULL: "full", fmt.MODE_SUMMARY: "summary"}
 
@@ -32,14 +32,16 @@ _MODES = {fmt.MODE_FULL: "full", fmt.MODE_SUMMARY: "summary"}
 _REQUIRED = {"full": (fmt.SEC_META, fmt.SEC_RANKS), "summary": (fmt.SEC_META, fmt.SEC_SUMMARY)}
 
 # Per-rank sections whose `rank` field must be < nranks.
-_RANKED = ("funcs", "hist", "peers", "regions")
+_RANKED = ("funcs", "hist", "peers", "regions", "inflight")
 
 
 def read(path: str | os.PathLike) -> Profile:
     """Map the profile at ``path`` and return it as a :class:`Profile`.
 
     Arguments:
-        path: a file written by the mpiscope runtime (or :mod:`mpiscope.testing`).
+        path: a file written by the mpiscope runtime (or :mod:`mpiscope.testing`),
+            or a snapshot spool directory (``<program>.<job>.spool``), read
+            by :func:`mpiscope.spool.read_spool` into a partial profile.
     Returns:
         the Profile; its arrays are read-only views of the mapped file.
     Raises:
@@ -47,6 +49,9 @@ def read(path: str | os.PathLike) -> Profile:
             or non-mpiscope file.
     """
     name = str(path)
+    if Path(name).is_dir() and (Path(name) / "meta.json").is_file():
+        from .spool import read_spool
+        return read_spool(name)
     buf = _map(name)
     return _parse(name, buf)
 
@@ -154,7 +159,8 @@ def _parse(name: str, buf) -> Profile:
                    start_time=float(h["start_time"]), ranks=section(fmt.SEC_RANKS),
                    funcs=section(fmt.SEC_FUNCS), hist=section(fmt.SEC_HIST),
                    peers=section(fmt.SEC_PEERS), regions=section(fmt.SEC_REGIONS),
-                   nodes=section(fmt.SEC_NODES), summary=section(fmt.SEC_SUMMARY))
+                   nodes=section(fmt.SEC_NODES), summary=section(fmt.SEC_SUMMARY),
+                   inflight=section(fmt.SEC_INFLIGHT))
     _check_indices(prof, corrupt)
     return prof
 
@@ -193,6 +199,10 @@ def _check_indices(prof: Profile, corrupt) -> None:
         if len(arr) and int(arr["func"].max()) >= nfunc:
             raise corrupt(f"{sec.upper()} names function {int(arr['func'].max())}, "
                           f"META lists {nfunc}")
+    if len(prof.inflight):
+        f = prof.inflight["func"][prof.inflight["func"] != fmt.NOT_IN_MPI]
+        if len(f) and int(f.max()) >= nfunc:
+            raise corrupt(f"INFLIGHT names function {int(f.max())}, META lists {nfunc}")
     summ = prof.summary
     if len(summ):
         f = summ["func"][summ["func"] != fmt.SUMMARY_RANK_LEVEL]

@@ -24,7 +24,7 @@ def _json_safe(obj):
 def register(app: typer.Typer) -> None:
     @app.command()
     def report(
-        profile: str = typer.Argument(..., metavar="PROFILE", help="A .mpiscope profile file."),
+        profile: str = typer.Argument(..., metavar="PROFILE", help="A .mpiscope profile file, or a snapshot spool directory (partial)."),
         as_json: bool = typer.Option(False, "--json",
                                      help="Print every number as one JSON object "
                                           "(schema in docs/report.md) instead of tables."),

@@ -13,6 +13,7 @@ from ..errors import UserError
 from ..profile import Profile
 from . import comm
 from .pop import pop_section
+from .snapshot import snapshot_section
 from .functions import function_table, summary_function_table
 from .imbalance import rank_stats, sparse_rank_stats, summary_stats
 
@@ -91,6 +92,7 @@ def build_report(prof: Profile, ppn: int | None = None, top: int = 10,
         "regions": _regions(prof, region_id, mpi_total, nested),
         "pop": pop_section(prof, nested, region_id),
         "io_files": _io_files(prof.meta),
+        "snapshot": snapshot_section(prof),
         "warnings": _warnings(prof, ppn),
     }
     return rep

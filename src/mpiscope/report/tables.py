@@ -13,6 +13,7 @@ import datetime as _dt
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from .snapshot import snapshot_lines
 
 NA = "-"
 
@@ -195,6 +196,9 @@ def render(rep: dict, console: Console) -> None:
     """Print every section of the report ``rep`` on ``console``."""
     for line in header_lines(rep):
         console.print(line, highlight=False)
+    if rep.get("snapshot"):
+        for line in snapshot_lines(rep["snapshot"]):
+            console.print(line, style="bold", highlight=False)
     for w in rep["warnings"]:
         console.print(f"warning: {w}", style="yellow", highlight=False)
     console.print(summary_table(rep))

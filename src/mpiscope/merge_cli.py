@@ -1,0 +1,69 @@
+"""`mpiscope merge SPOOL`: turn a snapshot spool into one partial profile file.
+
+Every command already reads a spool directory directly (``mpiscope report
+prog.job.spool``); merging makes a file that outlives the spool and can be
+copied: the same records, the header's partial flag set, the snapshot's
+time, reasons and answering ranks in META ``snapshot`` and the in-flight
+calls in an INFLIGHT section (docs/profile-format.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from . import format as fmt
+from .errors import UserError
+
+
+def default_output(spool: Path) -> Path:
+    stem = spool.name[:-len(".spool")] if spool.name.endswith(".spool") else spool.name
+    return spool.parent / f"{stem}.partial.mpiscope"
+
+
+def merge(spool: str, out: str | None = None) -> Path:
+    """Write the spool's partial profile to ``out`` (never over an existing file)."""
+    from .spool import read_spool
+    from .testing import write_sections
+
+    prof = read_spool(spool)
+    dest = Path(out) if out else default_output(Path(spool))
+    if dest.exists():
+        raise UserError(f"{dest} exists; name another output with -o")
+    sections = {fmt.SEC_META: json.dumps(prof.meta).encode(), fmt.SEC_RANKS: prof.ranks,
+                fmt.SEC_FUNCS: prof.funcs, fmt.SEC_HIST: prof.hist, fmt.SEC_PEERS: prof.peers,
+                fmt.SEC_REGIONS: prof.regions, fmt.SEC_NODES: prof.nodes,
+                fmt.SEC_INFLIGHT: prof.inflight}
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            write_sections(f, sections, nranks=prof.nranks, flags=prof.flags,
+                           start_time=prof.start_time)
+        os.link(tmp, dest)     # fails if dest appeared meanwhile: nothing is overwritten
+    except FileExistsError:
+        raise UserError(f"{dest} exists; name another output with -o") from None
+    except OSError as err:
+        raise UserError(f"cannot write {dest}: {err.strerror or err}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return dest
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("merge")
+    def merge_cmd(
+        spool: str = typer.Argument(..., metavar="SPOOL",
+                                    help="A snapshot spool directory (<program>.<job>.spool)."),
+        out: Optional[str] = typer.Option(None, "-o", "--output", metavar="FILE",
+                                          help="Output file (default: <program>.<job>."
+                                               "partial.mpiscope beside the spool)."),
+    ):
+        """Merge the newest snapshot of every rank in a spool into one partial profile
+        (header partial flag; META snapshot says when and which ranks answered)."""
+        if not Path(spool).is_dir():
+            raise UserError(f"{spool}: not a directory (a snapshot spool is <program>.<job>.spool)")
+        typer.echo(str(merge(spool, out)))

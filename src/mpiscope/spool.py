@@ -1,0 +1,168 @@
+"""Read a snapshot spool directory into a partial :class:`Profile`.
+
+The runtime writes snapshots (``MPISCOPE_SNAPSHOT``, the snapshot signal,
+SIGTERM) into ``<program>.<job>.spool/``: ``meta.json`` (the job's META) and
+``node<N>.snap`` files (one per node, one fixed-size slot per rank) or
+``rank<R>.snap`` files. Each slot holds one chunk: a 128-byte header
+(``format.SNAP_HEADER``) and the rank's records in the profile's own dtypes
+(docs/profile-format.md "Snapshot spool"). A rank's newest valid chunk is its
+answer; a torn chunk (the rank was writing it) is read again, and a rank
+without a valid chunk did not answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import format as fmt
+from .errors import UserError
+from .profile import Profile
+from .testing import index_ranks
+
+_RECORDS = (("nfuncs", fmt.FUNC), ("nhist", fmt.HIST), ("npeers", fmt.PEER),
+            ("nregions", fmt.REGION), ("ninflight", fmt.INFLIGHT))
+
+
+def checksum(words: np.ndarray) -> int:
+    """The chunk checksum: sum of u64 words w[i] x (2i + 1), mod 2^64."""
+    weights = np.arange(len(words), dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    with np.errstate(over="ignore"):
+        return int(np.sum(words * weights, dtype=np.uint64))
+
+
+def _chunk(data: bytes, nranks: int):
+    """(header, records dict, region names) of one slot, or None if it holds no valid chunk."""
+    if len(data) < fmt.SNAP_HEADER.itemsize or data[:8] != fmt.SPOOL_MAGIC:
+        return None
+    h = np.frombuffer(data, fmt.SNAP_HEADER, count=1)[0]
+    n = int(h["chunk_bytes"])
+    if (int(h["version"]) != 1 or int(h["header_bytes"]) != fmt.SNAP_HEADER.itemsize
+            or n > len(data) or n % 8 or int(h["rank"]) >= nranks):
+        return None
+    words = np.frombuffer(data, np.uint64, count=n // 8).copy()
+    words[3] = 0   # the checksum field itself
+    if checksum(words) != int(h["checksum"]):
+        return None
+    off = fmt.SNAP_HEADER.itemsize
+    rank = np.frombuffer(data, fmt.RANK, count=1, offset=off)
+    off += fmt.RANK.itemsize
+    node = np.frombuffer(data, fmt.NODE, count=1, offset=off)
+    off += fmt.NODE.itemsize
+    recs = {}
+    for field, dtype in _RECORDS:
+        count = int(h[field])
+        if off + count * dtype.itemsize > n:
+            return None
+        recs[field] = np.frombuffer(data, dtype, count=count, offset=off)
+        off += count * dtype.itemsize
+    names = {}
+    for rid in recs["nregions"]["region"]:
+        if off + 4 > n:
+            return None
+        length = int.from_bytes(data[off:off + 4], "little")
+        names[int(rid)] = data[off + 4:off + 4 + length].decode("utf-8", "replace")
+        off += 4 + length
+    return h, rank, node, recs, names
+
+
+def _slots(path: Path, slot: int):
+    """Every slot's bytes in one spool file (a slot is re-read while its checksum fails)."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            for start in range(0, size, slot):
+                yield f, start, os.pread(f.fileno(), slot, start)
+    except OSError as err:
+        raise UserError(f"{path}: cannot read: {err.strerror or err}") from None
+
+
+def read_spool(path: str | os.PathLike, retries: int = 3) -> Profile:
+    """The partial profile of the newest snapshot every rank wrote into the spool at ``path``.
+
+    Raises:
+        UserError: no meta.json, bad meta.json, or no rank has written a snapshot yet.
+    """
+    d = Path(path)
+    try:
+        meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
+        nranks = int(meta["nranks"])
+        slot = int(meta["spool"]["slot_bytes"])
+    except FileNotFoundError:
+        raise UserError(f"{d}: not a snapshot spool (no meta.json)") from None
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise UserError(f"{d}: bad snapshot spool meta.json ({err})") from None
+    if nranks < 1 or slot < fmt.SNAP_HEADER.itemsize:
+        raise UserError(f"{d}: bad snapshot spool meta.json (nranks {nranks}, slot {slot})")
+
+    best: dict[int, tuple] = {}
+    for file in sorted(d.glob("*.snap")):
+        for f, start, data in _slots(file, slot):
+            got = _chunk(data, nranks)
+            for _ in range(retries):
+                if got is not None or data[:8] != fmt.SPOOL_MAGIC:
+                    break
+                time.sleep(0.05)         # torn: the rank is writing this slot now
+                data = os.pread(f.fileno(), slot, start)
+                got = _chunk(data, nranks)
+            if got is None:
+                continue
+            r = int(got[0]["rank"])
+            if r not in best or int(got[0]["seq"]) > int(best[r][0]["seq"]):
+                best[r] = got
+    if not best:
+        raise UserError(f"{d}: no rank has written a snapshot yet")
+    return _assemble(str(d), meta, nranks, best)
+
+
+def _assemble(name: str, meta: dict, nranks: int, best: dict[int, tuple]) -> Profile:
+    answered = sorted(best)
+    ranks = np.zeros(nranks, fmt.RANK)
+    ranks["rank"] = np.arange(nranks)
+    ranks["node"] = np.arange(nranks)       # a rank that did not answer: its own node
+    parts: dict[str, list] = {field: [] for field, _ in _RECORDS}
+    nodes: dict[int, np.ndarray] = {}
+    names: dict[int, str] = {}
+    for r in answered:
+        h, rank, node, recs, rnames = best[r]
+        ranks[r] = rank[0]
+        nodes.setdefault(int(node[0]["node"]), node)
+        for field, _ in _RECORDS:
+            parts[field].append(recs[field])
+        names.update(rnames)
+    cat = {field: (np.concatenate(parts[field]) if parts[field] else np.zeros(0, dtype))
+           for field, dtype in _RECORDS}
+    grouped = index_ranks(ranks, {fmt.SEC_FUNCS: cat["nfuncs"], fmt.SEC_HIST: cat["nhist"],
+                                  fmt.SEC_PEERS: cat["npeers"], fmt.SEC_REGIONS: cat["nregions"]})
+    heads = [best[r][0] for r in answered]
+    times = [float(h["time"]) for h in heads]
+    truncated = [int(h["rank"]) for h in heads if int(h["flags"]) & fmt.SNAP_TRUNCATED]
+    reasons = sorted({fmt.SNAP_REASONS.get(int(h["reason"]), "unknown") for h in heads})
+    missing = sorted(set(range(nranks)) - set(answered))
+    meta = dict(meta)
+    meta["regions"] = {f"{rid:016x}": n for rid, n in names.items()}
+    meta["snapshot"] = {
+        "spool": name, "time": max(times), "time_first": min(times), "reasons": reasons,
+        "answered": len(answered), "nranks": nranks,
+        "missing": missing[:1000], "missing_count": len(missing),
+        "truncated": truncated[:1000],
+        "seq": {"min": min(int(h["seq"]) for h in heads), "max": max(int(h["seq"]) for h in heads)},
+    }
+    flags = fmt.FLAG_PARTIAL
+    if truncated or np.any(ranks["overflow"]):
+        flags |= fmt.FLAG_OVERFLOW
+    if (meta.get("settings") or {}).get("MPISCOPE_SYNC") == 1:
+        flags |= fmt.FLAG_SYNC
+    start = float(best[0][0]["start_time"]) if 0 in best else min(float(h["start_time"]) for h in heads)
+    inflight = cat["ninflight"]
+    if len(inflight) > 1:
+        inflight = inflight[np.argsort(inflight["rank"], kind="stable")]
+    return Profile(path=name, meta=meta, nranks=nranks, mode="full", flags=flags, start_time=start,
+                   ranks=ranks, funcs=grouped[fmt.SEC_FUNCS], hist=grouped[fmt.SEC_HIST],
+                   peers=grouped[fmt.SEC_PEERS], regions=grouped[fmt.SEC_REGIONS],
+                   nodes=np.concatenate(list(nodes.values())) if nodes else np.zeros(0, fmt.NODE),
+                   inflight=inflight)

@@ -1,0 +1,58 @@
+/*
+ * A long run for the snapshot tests (tests/test_runtime_snapshot.py):
+ *   snap_long SECONDS [own-term]
+ * every rank runs steps of one MPI_Allreduce (1 int) and a 10 ms sleep until
+ * SECONDS have passed (rank 0's clock decides, by the Allreduce), then
+ * finalizes. With "own-term" it installs its own SIGTERM handler before
+ * MPI_Init, which prints "snap_long: own SIGTERM handler, rank R step N" and
+ * then dies of SIGTERM (as a cleanup handler does), so a test can check it
+ * still runs under mpiscope.
+ */
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile int my_rank = -1;
+static volatile long my_step;
+
+static void own_term(int sig)
+{
+    char msg[128];
+    int n = snprintf(msg, sizeof msg, "snap_long: own SIGTERM handler, rank %d step %ld\n", my_rank,
+                     my_step);
+    (void)sig;
+    if (write(1, msg, (size_t)n) < 0)
+        _exit(4);
+    signal(SIGTERM, SIG_DFL);
+    raise(SIGTERM);
+}
+
+int main(int argc, char **argv)
+{
+    double seconds = argc > 1 ? atof(argv[1]) : 5.0;
+    if (argc > 2 && strcmp(argv[2], "own-term") == 0)
+        signal(SIGTERM, own_term);
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    my_rank = rank;
+    printf("snap_long: rank %d pid %d\n", rank, (int)getpid());
+    fflush(stdout);
+    double t0 = MPI_Wtime();
+    int go = 1;
+    while (go) {
+        int mine = rank == 0 ? MPI_Wtime() - t0 < seconds : 1;
+        MPI_Allreduce(&mine, &go, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        my_step++;
+        struct timespec nap = {0, 10000000};
+        nanosleep(&nap, NULL);
+    }
+    printf("snap_long: rank %d steps %ld\n", rank, my_step);
+    MPI_Finalize();
+    return 0;
+}

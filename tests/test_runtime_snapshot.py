@@ -1,0 +1,214 @@
+"""Snapshots of running, hung and killed jobs (docs/runtime.md "Snapshots").
+
+tests/programs/deadlock.c hangs on purpose after known traffic; the test
+signals every rank with SIGUSR1 while it hangs and reads the spool.
+tests/programs/snap_long.c runs for a while: killed by `timeout -s TERM`, and
+snapshotted every second with MPISCOPE_SNAPSHOT=1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+import mpitest
+from mpiscope import format as fmt
+from mpiscope import native, read
+from mpiscope.errors import UserError
+
+
+def ranks(impl: str) -> int:
+    return min(4, mpitest.NRANKS[impl])
+
+
+def program(impl: str, name: str) -> str:
+    return str(native.program(impl, f"tests/{name}"))
+
+
+def preload_cmd(impl: str, n: int, env_names=("MPISCOPE_DIR",)) -> list[str]:
+    lib = str(native.runtime_library(impl))
+    if impl == "openmpi":
+        return [*mpitest.launcher(impl, n), "-x", f"LD_PRELOAD={lib}",
+                *[a for name in env_names for a in ("-x", name)]]
+    return [*mpitest.launcher(impl, n), "-genv", "LD_PRELOAD", lib]
+
+
+class Job:
+    """A launched job whose ranks print "<name>: rank R pid P" lines."""
+
+    def __init__(self, cmd: list[str], cwd: Path, env: dict, nranks: int):
+        self.proc = subprocess.Popen(cmd, cwd=cwd, env=mpitest.mpi_env(env), text=True,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.lines: list[str] = []
+        self.pids: dict[int, int] = {}
+        self.nranks = nranks
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.err = ""
+        threading.Thread(target=self._read_err, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            m = re.search(r"rank (\d+) pid (\d+)", line)
+            if m:
+                self.pids[int(m.group(1))] = int(m.group(2))
+
+    def _read_err(self):
+        self.err = self.proc.stderr.read()
+
+    def wait_pids(self, timeout: float = 120) -> dict[int, int]:
+        end = time.time() + timeout
+        while len(self.pids) < self.nranks:
+            assert time.time() < end and self.proc.poll() is None, "".join(self.lines)
+            time.sleep(0.05)
+        return self.pids
+
+    def signal_ranks(self, sig: int) -> None:
+        for pid in self.pids.values():
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def finish(self, timeout: float = 60) -> int:
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.signal_ranks(signal.SIGKILL)
+            return self.proc.wait(timeout=30)
+
+
+def spool_of(workdir: Path) -> Path:
+    spools = list(workdir.glob("*.spool"))
+    assert len(spools) == 1, spools
+    return spools[0]
+
+
+def wait_answers(workdir: Path, nranks: int, reason: str, timeout: float = 60):
+    """The spool's profile once every rank answered for `reason`."""
+    end, last = time.time() + timeout, None
+    while time.time() < end:
+        spools = list(workdir.glob("*.spool"))
+        if spools:
+            try:
+                prof = read(spools[0])
+                last = prof.meta["snapshot"]
+                if last["answered"] == nranks and last["reasons"] == [reason]:
+                    return prof
+            except UserError as err:
+                last = str(err)
+        time.sleep(0.1)
+    raise AssertionError(f"not every rank answered: {last}")
+
+
+def calls(prof, name: str) -> np.ndarray:
+    fid = prof.func_id(name)
+    rows = prof.funcs[prof.funcs["func"] == fid]
+    return np.bincount(rows["rank"], weights=rows["calls"], minlength=prof.nranks).astype(int)
+
+
+def test_hung_job_shows_where_each_rank_waits(impl, tmp_path):
+    n = ranks(impl)
+    job = Job(mpitest.mpiscope_cmd("run", "--mpi", impl, "--dir", str(tmp_path), "--",
+                                   *mpitest.launcher(impl, n), program(impl, "deadlock")),
+              tmp_path, {}, n)
+    try:
+        job.wait_pids()
+        time.sleep(0.5)                 # let every rank enter its last call
+        job.signal_ranks(signal.SIGUSR1)
+        prof = wait_answers(tmp_path, n, "signal")
+        assert prof.is_partial and prof.flags & fmt.FLAG_PARTIAL
+        assert job.proc.poll() is None, "the job must still hang after the snapshot"
+
+        # what ran until then, exactly; the calls in flight are not counted yet
+        assert calls(prof, "MPI_Allreduce").tolist() == [1] * n
+        assert calls(prof, "MPI_Sendrecv").tolist() == [1] * n
+        sr = prof.funcs[prof.funcs["func"] == prof.func_id("MPI_Sendrecv")]
+        assert sr["bytes_sent"].tolist() == [32] * n and sr["bytes_recv"].tolist() == [32] * n
+        assert calls(prof, "MPI_Recv").sum() == 0 and calls(prof, "MPI_Barrier").sum() == 0
+
+        rep = json.loads(mpitest.run(mpitest.mpiscope_cmd("report", "--json", str(spool_of(tmp_path)))).stdout)
+        where = {(w["state"], w["from"]): (w["count"], w["ranks"]) for w in rep["snapshot"]["where"]}
+        assert where == {("MPI_Recv", n - 1): (n - 1, list(range(n - 1))),
+                         ("MPI_Barrier", None): (1, [n - 1])}
+        assert rep["snapshot"]["answered"] == n and rep["profile"]["partial"] is True
+        text = mpitest.run(mpitest.mpiscope_cmd("report", str(spool_of(tmp_path)))).stdout
+        plural = "rank" if n == 2 else "ranks"
+        assert f"{n - 1} {plural} in MPI_Recv from rank {n - 1}: " in text
+        assert f"1 rank in MPI_Barrier: {n - 1}" in text
+        assert f"{n} of {n} ranks answered" in text
+
+        # merged into one file: the same records, partial flag, in-flight section
+        out = mpitest.run(mpitest.mpiscope_cmd("merge", str(spool_of(tmp_path)))).stdout.strip()
+        merged = read(out)
+        assert merged.is_partial
+        assert merged.funcs.tobytes() == prof.funcs.tobytes()
+        assert merged.inflight.tobytes() == prof.inflight.tobytes()
+        again = mpitest.run(mpitest.mpiscope_cmd("merge", str(spool_of(tmp_path))), check=False)
+        assert again.returncode == 2 and "exists" in again.stderr and "Traceback" not in again.stderr
+    finally:
+        job.signal_ranks(signal.SIGKILL)
+        job.finish()
+
+
+def test_killed_by_sigterm_leaves_a_partial_profile(impl, tmp_path):
+    """`timeout -s TERM` on the launcher: the ranks' own SIGTERM handler still runs after ours."""
+    n = ranks(impl)
+    proc = mpitest.run(["timeout", "-s", "TERM", "4", *preload_cmd(impl, n),
+                        program(impl, "snap_long"), "60", "own-term"],
+                       cwd=tmp_path, env={"MPISCOPE_DIR": str(tmp_path)}, check=False, timeout=120)
+    assert proc.returncode == 124, proc.stderr[-2000:]
+    assert not list(tmp_path.glob("*.mpiscope")), "no full profile: MPI_Finalize never ran"
+    prof = read(spool_of(tmp_path))
+    snap = prof.meta["snapshot"]
+    assert prof.is_partial and snap["reasons"] == ["SIGTERM"]
+    handled = set(int(r) for r in re.findall(r"own SIGTERM handler, rank (\d+)", proc.stdout))
+    answered = sorted(set(range(n)) - set(snap["missing"]))
+    if impl == "openmpi":   # mpirun sends SIGTERM to every rank and waits
+        assert answered == list(range(n)) and handled == set(range(n))
+    else:                   # hydra kills the other ranks once the first one exits (docs)
+        assert answered and handled
+    allreduce = calls(prof, "MPI_Allreduce")
+    assert all(allreduce[r] > 10 for r in answered), allreduce
+    assert all(prof.ranks["wall"][r] > 1.0 for r in answered)
+
+
+def test_snapshot_every_second_each_readable(impl, tmp_path):
+    n = ranks(impl)
+    job = Job([*preload_cmd(impl, n, ("MPISCOPE_DIR", "MPISCOPE_SNAPSHOT")),
+               program(impl, "snap_long"), "5"],
+              tmp_path, {"MPISCOPE_DIR": str(tmp_path), "MPISCOPE_SNAPSHOT": "1"}, n)
+    seen = []
+    try:
+        job.wait_pids()
+        while job.proc.poll() is None:
+            time.sleep(0.7)
+            spools = list(tmp_path.glob("*.spool"))
+            if not spools or not (spools[0] / "meta.json").exists():
+                continue
+            prof = read(spools[0])      # every read while the job runs must succeed
+            snap = prof.meta["snapshot"]
+            assert snap["reasons"] == ["timer"]
+            seen.append((snap["seq"]["max"], snap["answered"], calls(prof, "MPI_Allreduce")))
+    finally:
+        rc = job.finish()
+    assert rc == 0, job.err[-2000:]
+    full = [p for p in tmp_path.glob("*.mpiscope")]
+    assert len(full) == 1 and not read(full[0]).is_partial
+    assert len(seen) >= 3, seen
+    seqs = [s[0] for s in seen]
+    assert seqs == sorted(seqs) and seqs[-1] >= 3
+    for (_, _, a), (_, _, b) in zip(seen, seen[1:]):
+        assert (b >= a).all()                 # counts only grow between snapshots
+    assert seen[-1][1] == n
+    final_calls = calls(read(full[0]), "MPI_Allreduce")
+    assert (final_calls >= seen[-1][2]).all()
