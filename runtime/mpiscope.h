@@ -301,6 +301,17 @@ uint32_t mpiscope_regions_fill(mpiscope_final_t *f, mpiscope_region_t *out);
 void mpiscope_node_fill(mpiscope_final_t *f, mpiscope_node_t *node);
 void mpiscope_program_and_job(char *prog, size_t pcap, char *job, size_t jcap);
 
+/* program.c: what this process runs (the script, for a Python interpreter). */
+typedef struct {
+    char cmdline[65536];         /* /proc/self/cmdline, NUL-separated */
+    size_t len;
+    char exe[4096];              /* /proc/self/exe */
+    char path[4096];             /* the program: exe, or the script's absolute path / module */
+    char name[256];              /* for the file name: basename, a script without .py */
+    size_t argv_off;             /* where the program's argv starts in cmdline */
+} mpiscope_program_t;
+int mpiscope_program_info(mpiscope_program_t *p);   /* 1 if run by an interpreter */
+
 /* lifecycle.c, for snapshots: fresh tables; every thread's tables summed
  * into `into` (cleared first) and f filled as MPI_Finalize would (no MPI call). */
 mpiscope_thread_t *mpiscope_table_new(void);

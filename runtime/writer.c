@@ -45,16 +45,11 @@ static int cmp_peer(const void *a, const void *b)
 
 static void program_name(char *out, size_t cap)
 {
-    char buf[4096];
-    FILE *fp = fopen("/proc/self/cmdline", "rb");
-    size_t n = fp ? fread(buf, 1, sizeof buf - 1, fp) : 0;
-    if (fp)
-        fclose(fp);
-    buf[n] = 0;
-    const char *base = strrchr(buf, '/') ? strrchr(buf, '/') + 1 : buf;
+    static mpiscope_program_t p;
+    mpiscope_program_info(&p);
     size_t k = 0;
-    for (; base[k] && k + 1 < cap; k++) {
-        char c = base[k];
+    for (; p.name[k] && k + 1 < cap; k++) {
+        char c = p.name[k];
         out[k] = (c == '/' || c == ' ' || c < 0x20) ? '_' : c;
     }
     out[k] = 0;
@@ -244,9 +239,8 @@ static void json_file_text(mpiscope_buf_t *b, const char *path, int as_list)
 void mpiscope_meta_common(mpiscope_final_t *f, mpiscope_buf_t *b, const char *job,
                           const mpiscope_set_t *regions, const mpiscope_set_t *iofiles)
 {
-    char exe[PATH_MAX + 1] = "";
-    ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX);
-    exe[n > 0 ? n : 0] = 0;
+    static mpiscope_program_t prog;     /* 72 KiB: not on the stack */
+    int interpreted = mpiscope_program_info(&prog);
     char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
     int len = 0, ver = 0, sub = 0;
     PMPI_Get_library_version(lib, &len);
@@ -255,9 +249,19 @@ void mpiscope_meta_common(mpiscope_final_t *f, mpiscope_buf_t *b, const char *jo
     gethostname(host, sizeof host - 1);
 
     mpiscope_buf_str(b, "{\"program\": ");
-    mpiscope_buf_json_string(b, exe);
-    mpiscope_buf_str(b, ", \"argv\": ");
-    json_file_text(b, "/proc/self/cmdline", 1);
+    mpiscope_buf_json_string(b, prog.path);
+    mpiscope_buf_str(b, ", \"argv\": [");
+    for (size_t i = prog.argv_off; i < prog.len; i += strlen(prog.cmdline + i) + 1) {
+        mpiscope_buf_str(b, i > prog.argv_off ? ", " : "");
+        mpiscope_buf_json_string(b, prog.cmdline + i);
+    }
+    mpiscope_buf_str(b, "]");
+    if (interpreted) {     /* the interpreter and its whole command line */
+        mpiscope_buf_str(b, ", \"interpreter\": ");
+        mpiscope_buf_json_string(b, prog.exe);
+        mpiscope_buf_str(b, ", \"interpreter_argv\": ");
+        json_file_text(b, "/proc/self/cmdline", 1);
+    }
     mpiscope_buf_str(b, ", \"mpi_library\": ");
     mpiscope_buf_json_string(b, lib);
     mpiscope_buf_printf(b, ", \"mpi_version\": [%d, %d], \"job_id\": ", ver, sub);

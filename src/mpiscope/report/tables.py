@@ -78,7 +78,8 @@ def _stat_cells(s: dict | None, fmt=fmt_time) -> list[str]:
 
 def header_lines(rep: dict) -> list[str]:
     p = rep["profile"]
-    lines = [f"Profile of {p['program'] or '?'}  ({p['path']})"]
+    args = " ".join(p["argv"][1:]) if p.get("argv") else ""
+    lines = [f"Profile of {p['program'] or '?'}{' ' + args if args else ''}  ({p['path']})"]
     nodes = "" if p["nnodes"] is None else f", {p['nnodes']} node(s)"
     if p["ppn_model"]:
         nodes += f" modelled as {p['ppn_model']} ranks per node"
