@@ -14,27 +14,71 @@ import tempfile
 from pathlib import Path
 
 import exampleapps
+import mpiscope
+import mpitest
+from mpiscope import native
 from mpiscope.profile import Profile
 
 _DIR = Path(tempfile.mkdtemp(prefix="mpiscope-explain-"))
 atexit.register(shutil.rmtree, _DIR, True)
 
 # The problem and its fix, per mini-app, as (name, args); small and quick on 2 cores.
-STENCIL = ("stencil", "--grid", "512x512", "--steps", "40")
+# Little work per step, so that on a loaded test machine the flat run's compute noise stays a
+# small share of the run, and a hot rank doing 30 times the work stands out at any load.
+STENCIL = ("stencil", "--grid", "512x512", "--steps", "100")
 STENCIL_FLAT = STENCIL
-STENCIL_HOT = STENCIL + ("--hot-rank", "1", "--hot-factor", "8")
+HOT_FACTOR = 30
+STENCIL_HOT = STENCIL + ("--hot-rank", "1", "--hot-factor", str(HOT_FACTOR))
 ZONAL_GATHER = ("zonal", "--steps", "10", "--variant", "gather")
 ZONAL_DISTRIBUTED = ("zonal", "--steps", "10", "--variant", "distributed")
-PCG = ("pcg", "--grid", "128x128", "--maxiter", "60", "--tol", "0")
+STENCIL_TINY = ("stencil", "--grid", "32x32", "--steps", "400")
+PCG = ("pcg", "--grid", "32x32", "--maxiter", "300", "--tol", "0")
 PCG_CLASSIC = PCG + ("--variant", "classic")
 PCG_CG = PCG + ("--variant", "cg")
+
+
+def _key(app) -> str:
+    return "-".join(a.strip("-").replace("/", "_") for a in app)[:120]
+
+# Rank orders for a 4x4 grid on nodes of 4 (docs/examples.md): a scrambled one, and the
+# one `mpiscope place grid -C -g 4,4 -c 2,2` writes (2x2 blocks per node).
+ORDERS = {"scrambled": "1,12,7,10,14,4,5,8,0,9,2,13,11,6,3,15",
+          "grid": "0,1,4,5,2,3,6,7,8,9,12,13,10,11,14,15"}
+
+
+def stencil_order(kind: str) -> tuple[str, ...]:
+    path = _DIR / f"{kind}.order"
+    path.write_text(ORDERS[kind] + "\n")
+    return ("stencil", "--grid", "512x512", "--steps", "30", "--procs", "4x4",
+            "--rank-order", str(path))
+
+
+def stencil_io(io: str) -> tuple[str, ...]:
+    """The stencil writing 8 snapshots of 2 MiB through rank 0 or with MPI-IO."""
+    return STENCIL + ("--io", io, "--io-every", "5", "--io-file", str(_DIR / f"{io}-{{n}}.dat"))
 
 
 @functools.lru_cache(maxsize=None)
 def run(impl: str, n: int, app: tuple[str, ...], mode: str = "full",
         sync: bool = False) -> tuple[Profile, str]:
     """Profile of mini-app ``app`` (name, args...) on n ranks; (profile, path)."""
-    out = _DIR / f"{impl}-{n}-{mode}-{int(sync)}-{abs(hash(app)):x}"
+    out = _DIR / f"{impl}-{n}-{mode}-{int(sync)}-{_key(app)}"
     extra = ("--mode", mode) + (("--sync",) if sync else ())
-    prof, _ = exampleapps.profiled(impl, n, app[0], *app[1:], outdir=out, extra=extra)
+    args = [a.replace("{n}", f"{impl}-{n}-{mode}") for a in app[1:]]
+    prof, _ = exampleapps.profiled(impl, n, app[0], *args, outdir=out, extra=extra)
     return prof, prof.path
+
+
+@functools.lru_cache(maxsize=None)
+def run_program(impl: str, n: int, prog: tuple[str, ...], mode: str = "full",
+                sync: bool = False) -> tuple[Profile, str]:
+    """Profile of test program tests/programs/<prog[0]>.c with arguments prog[1:]."""
+    out = _DIR / f"{impl}-{n}-{mode}-{int(sync)}-prog-{_key(prog)}"
+    out.mkdir(parents=True)
+    cmd = mpitest.mpiscope_cmd("run", "--dir", str(out), "--mpi", impl, "--mode", mode,
+                               *(("--sync",) if sync else ()), "--",
+                               *mpitest.launcher(impl, n),
+                               str(native.program(impl, f"tests/{prog[0]}")), *prog[1:])
+    mpitest.run(cmd, cwd=out, timeout=exampleapps.TIMEOUT)
+    (path,) = out.glob("*.mpiscope")
+    return mpiscope.read(str(path)), str(path)

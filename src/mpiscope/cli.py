@@ -56,12 +56,16 @@ def path(what: str = typer.Argument("runtime", help="runtime, or a program such 
 def _mount():
     from . import launch, merge_cli, report_cli
     from .bench import cli as bench_cli
+    from .compare import cli as compare_cli
+    from .diagnose import cli as diagnose_cli
     from .place import cli as place_cli
     from .scale import cli as scale_cli
 
     launch.register(app)
     report_cli.register(app)
     merge_cli.register(app)
+    diagnose_cli.register(app)
+    compare_cli.register(app)
     app.add_typer(place_cli.app, name="place")
     app.add_typer(bench_cli.app, name="bench")
     app.add_typer(scale_cli.app, name="scale")

@@ -1,0 +1,42 @@
+"""`mpiscope compare A B`: two profiles side by side, what got worse first."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def compare(
+        profile_a: str = typer.Argument(..., metavar="A", help="The profile before (or FAST)."),
+        profile_b: str = typer.Argument(..., metavar="B", help="The profile after (or SLOW)."),
+        as_json: bool = typer.Option(False, "--json", help="Print the comparison as one JSON "
+                                     "object (schema in docs/compare.md)."),
+        strict: bool = typer.Option(False, "--strict", help="Refuse to compare profiles of "
+                                    "different programs (default: warn)."),
+        ppn: Optional[int] = typer.Option(None, "--ppn", metavar="N", help="Model N "
+                                          "consecutive ranks per node in both reports "
+                                          "(full-mode profiles only)."),
+    ):
+        """Compare two profiles: per function and region the change in time, calls, bytes
+        and imbalance, POP metrics side by side, which ranks moved; what got worse first.
+        Values are per-rank averages, so runs at different rank counts compare."""
+        from rich.console import Console
+
+        from ..reader import read
+        from ..report import build_report
+        from ..report_cli import _json_safe
+        from . import compare as build
+        from .render import render
+
+        pa, pb = read(profile_a), read(profile_b)
+        c = build(pa, build_report(pa, ppn=ppn), pb, build_report(pb, ppn=ppn), strict=strict)
+        if as_json:
+            json.dump(_json_safe(c), sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        else:
+            render(c, Console(width=max(Console().width, 150)))

@@ -1,0 +1,65 @@
+"""`mpiscope diagnose`: rules that find the seeds' scaling problems in a profile.
+
+``diagnose(prof, rep)`` runs every rule, one module each (thresholds named at
+the top of each, explained in docs/diagnose.md), and returns the diagnosis
+dict (schema ``mpiscope-diagnosis/1``): findings ranked by the time they
+cost, a headline, and the limits of what this profile can support. A rule is
+a pure function ``(Profile, report dict) -> list[finding]``; ``render`` and
+``--json`` only print the dict.
+"""
+
+from __future__ import annotations
+
+from ..profile import Profile
+from . import (barriers, compute_imbalance, io_serial, late_arrival, late_sender, latency,
+               placement, root_hotspot, small_collectives, threads)
+from .common import MIN_COST_PCT, runtime
+
+SCHEMA = "mpiscope-diagnosis/1"
+
+# Every rule, in no particular order (findings are ranked by cost).
+RULES = [threads.rule, compute_imbalance.rule, late_arrival.rule, late_sender.rule,
+         root_hotspot.rule, small_collectives.rule, barriers.rule, placement.rule,
+         latency.rule, io_serial.rule]
+
+
+def diagnose(prof: Profile, rep: dict) -> dict:
+    """The diagnosis of a profile and its report (``build_report(prof, ppn=...)``)."""
+    findings = [f for r in RULES for f in r(prof, rep)]
+    # threads-summed costs nothing but explains silent rules: keep it first
+    findings.sort(key=lambda f: (f["rule"] != threads.RULE, -f["cost_s"], f["rule"]))
+    t = runtime(rep)
+    if findings:
+        top = next((f for f in findings if f["cost_s"] > 0), findings[0])
+        headline = (f"{len(findings)} finding(s); the costliest: {top['title']} "
+                    f"(~{top['cost_s']:.3g} s, {top['cost_pct']:.0f}% of the {t:.3g} s run)")
+    else:
+        headline = (f"No scaling problem found: no rule found anything costing "
+                    f"{MIN_COST_PCT:.0f}% or more of the {t:.3g} s run.")
+    return {"schema": SCHEMA, "clean": not findings, "headline": headline,
+            "findings": findings, "limits": limits(prof, rep)}
+
+
+def limits(prof: Profile, rep: dict) -> list[str]:
+    """What this profile cannot support, in one sentence each."""
+    out = []
+    p = rep["profile"]
+    if prof.is_summary:
+        out.append("summary-mode profile (no per-rank rows, no peers): late senders, rank "
+                   "placement and serialised I/O cannot be checked; compute imbalance, late "
+                   "arrival and root hot spots name only the extreme rank (minPE/maxPE); "
+                   "rerun with --mode full at a smaller scale for the rank lists")
+    if not p["sync"]:
+        out.append("no MPISCOPE_SYNC data: time in collectives cannot be split into late "
+                   "arrival and the collective itself (rerun with mpiscope run --sync)")
+    if not prof.is_summary and (p["nnodes"] or 0) < 2:
+        out.append("all ranks on one node: off-node placement and MPI-IO aggregator crowding "
+                   "cannot be judged (diagnose --ppn N models N ranks per node)")
+    out.append("MPI_Init and MPI_Finalize are outside the runtime's timed window: their cost "
+               "is not in the profile")
+    out += [f"profile warning: {w}" for w in rep.get("warnings", [])
+            if "all ranks ran on one node" not in w]
+    return out
+
+
+__all__ = ["SCHEMA", "RULES", "diagnose", "limits"]

@@ -1,0 +1,38 @@
+"""excessive-barriers: MPI_Barrier calls that cost a noticeable share of the run (seed 003).
+
+Barriers order nothing MPI does not already order; their time is waiting
+for the last rank plus the barrier's own latency. Cost = the average per-rank
+barrier time (an upper bound: waiting that the barrier absorbs may reappear
+at the next blocking call).
+"""
+
+from __future__ import annotations
+
+from ..profile import Profile
+from .common import MIN_COST_PCT, ev, finding, worth
+
+RULE = "excessive-barriers"
+# Barriers per rank below which they are setup/teardown, not a pattern.
+MIN_CALLS_PER_RANK = 10
+NAMES = ("MPI_Barrier", "MPI_Ibarrier")
+
+
+def rule(prof: Profile, rep: dict) -> list[dict]:
+    rows = [r for r in rep["functions"] if r["name"] in NAMES]
+    n = max(prof.nranks, 1)
+    calls = sum(r["calls"] for r in rows) / n
+    cost = sum(r["time_per_rank"]["avg"] for r in rows)
+    if not rows or calls < MIN_CALLS_PER_RANK or not worth(cost, rep, MIN_COST_PCT):
+        return []
+    evidence = [ev("barriers per rank", calls, ""), ev("barrier time per rank (avg)", cost, "s")]
+    s = rows[0]["time_per_rank"]
+    if s["min_pe"] is not None:
+        evidence.append(ev(f"least barrier time: rank {s['min_pe']} (the last to arrive)",
+                           s["min"], "s"))
+    return [finding(RULE, f"Excessive barriers: {calls:,.0f} per rank", cost, rep,
+                    {"count": prof.nranks, "min_pe": 0, "max_pe": prof.nranks - 1,
+                     "list": None if prof.nranks > 16 else list(range(prof.nranks))},
+                    evidence,
+                    "Remove barriers that order nothing: point-to-point and collective calls "
+                    "already synchronise what depends on them; to time phases use "
+                    "MPI_Pcontrol regions, and mpiscope run --sync for collectives.")]

@@ -1,0 +1,62 @@
+"""compute-imbalance: some ranks compute longer than the others, who wait (seed 000, CM1).
+
+Cost = max(useful) - avg(useful): the time every rank would save per run if
+the work were spread evenly (the load-balance loss of POP, in seconds).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..profile import Profile
+from .common import MIN_COST_PCT, ev, finding, negative_useful, profile_arg, ranks_field, stat, worth
+
+RULE = "compute-imbalance"
+# POP's load balance below which imbalance is called a problem (POP marks < 80 % as poor).
+LB_MAX = 0.8
+# A rank is one of the slow ones when its useful time is above avg by this share of (max - avg).
+SLOW_SHARE = 0.5
+
+
+def slow_ranks(useful: np.ndarray) -> np.ndarray:
+    """Ranks whose useful time exceeds avg by at least SLOW_SHARE of (max - avg)."""
+    avg, top = float(useful.mean()), float(useful.max())
+    return np.flatnonzero(useful >= avg + SLOW_SHARE * (top - avg))
+
+
+def rule(prof: Profile, rep: dict) -> list[dict]:
+    if negative_useful(prof, rep):
+        return []  # threads rule explains why useful time is unknown
+    comp = stat(rep, "compute")
+    top, avg = float(comp["max"]), float(comp["avg"])
+    if top <= 0 or avg / top >= LB_MAX or not worth(top - avg, rep, MIN_COST_PCT):
+        return []
+    if prof.is_summary:
+        ranks = ranks_field([comp["max_pe"]])
+        who = f"rank {comp['max_pe']} (maxPE; a summary profile names only the slowest rank)"
+    else:
+        slow = slow_ranks(prof.rank_metric("compute"))
+        ranks = ranks_field(slow)
+        who = (f"{len(slow)} rank(s), {ranks['min_pe']}..{ranks['max_pe']}" if len(slow) > 1
+               else f"rank {int(slow[0])}")
+    evidence = [ev("compute time max (maxPE %d)" % comp["max_pe"], top, "s"),
+                ev("compute time avg", avg, "s"),
+                ev("load balance avg/max", 100.0 * avg / top, "%"),
+                ev("compute imbalance (CrayPat)", comp["imbalance_pct"], "%")]
+    worst = _worst_region(rep)
+    command = None
+    if worst is not None:
+        evidence.append(ev(f"lowest region load balance: {worst['name']!r}",
+                           100.0 * worst["load_balance"], "%"))
+        command = f"mpiscope report --region {worst['name']} {profile_arg(prof)}"
+    return [finding(RULE, f"Compute load imbalance: {who} compute longer, the others wait",
+                    top - avg, rep, ranks, evidence,
+                    "Give the slow ranks less work: split the domain by cost, not by grid "
+                    "points (CM1's storm ranks in seed 000), or move work from the maxPE "
+                    "rank; the others' wait and collective time falls with it.", command)]
+
+
+def _worst_region(rep: dict) -> dict | None:
+    regions = [r for r in (rep.get("pop") or {}).get("regions", [])
+               if r.get("load_balance") is not None and (r.get("ranks") or 0) > 1]
+    return min(regions, key=lambda r: r["load_balance"], default=None)

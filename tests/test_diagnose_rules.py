@@ -1,0 +1,158 @@
+"""Every diagnose rule on a program with the problem, and on the same program fixed
+(where it must stay silent), on real runs: mini-apps and tests/programs/diag_*.c.
+
+Runs are shared with the POP and compare tests through tests/explainruns.py.
+Open MPI at 2 and 4 ranks (16 for placement), MPICH at 2.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import explainruns as er
+import mpitest
+from mpiscope.diagnose import SCHEMA, diagnose
+from mpiscope.report import build_report
+
+
+def rules_of(prof, ppn=None) -> dict[str, list[dict]]:
+    diag = diagnose(prof, build_report(prof, ppn=ppn))
+    assert diag["schema"] == SCHEMA
+    costs = [f["cost_s"] for f in diag["findings"] if f["rule"] != "threads-summed"]
+    assert costs == sorted(costs, reverse=True)  # ranked by cost
+    assert diag["clean"] == (not diag["findings"])
+    out: dict[str, list[dict]] = {}
+    for f in diag["findings"]:
+        assert 0 <= f["cost_pct"] <= 100.0 + 1e-9 or f["cost_s"] == 0
+        assert f["fix"] and f["evidence"]
+        out.setdefault(f["rule"], []).append(f)
+    return out
+
+
+def sizes(impl):
+    return [2, 4] if impl == "openmpi" else [2]
+
+
+def test_hot_rank_is_compute_imbalance_and_late_senders(impl):
+    for n in sizes(impl):
+        hot = rules_of(er.run(impl, n, er.STENCIL_HOT)[0])
+        assert hot["compute-imbalance"][0]["ranks"]["list"] == [1], hot
+        ls = hot["late-sender"][0]
+        assert 0 in ls["ranks"]["list"] and 1 not in ls["ranks"]["list"]
+        flat = rules_of(er.run(impl, n, er.STENCIL_FLAT)[0])
+        assert "compute-imbalance" not in flat and "late-sender" not in flat, flat
+
+
+def test_hot_rank_in_summary_mode_names_the_max_pe(impl):
+    n = sizes(impl)[-1]
+    prof, _ = er.run(impl, n, er.STENCIL_HOT, mode="summary")
+    found = rules_of(prof)
+    assert found["compute-imbalance"][0]["ranks"]["max_pe"] == 1
+    assert "late-sender" not in found  # needs per-rank rows: says so in the limits
+    diag = diagnose(prof, build_report(prof))
+    assert any("summary-mode" in line for line in diag["limits"])
+    flat = rules_of(er.run(impl, n, er.STENCIL_FLAT, mode="summary")[0])
+    assert "compute-imbalance" not in flat
+
+
+def test_gather_to_rank0_is_a_root_hotspot(impl):
+    for n in sizes(impl):
+        for mode in ("full", "summary"):
+            found = rules_of(er.run(impl, n, er.ZONAL_GATHER, mode=mode)[0])
+            f = found["root-hotspot"][0]
+            assert f["ranks"]["list"] == [0] and "MPI_Gatherv" in f["title"]
+            assert "Gatherv" in f["fix"]
+            fixed = rules_of(er.run(impl, n, er.ZONAL_DISTRIBUTED, mode=mode)[0])
+            assert "root-hotspot" not in fixed, fixed
+
+
+def test_classic_cg_has_small_collectives_chronopoulos_gear_not(impl):
+    for n in sizes(impl):
+        found = rules_of(er.run(impl, n, er.PCG_CLASSIC)[0])
+        f = found["small-collectives"][0]
+        assert "MPI_Allreduce" in f["title"] and "Chronopoulos-Gear" in f["fix"]
+        calls = {e["label"]: e["value"] for e in f["evidence"]}["calls per rank"]
+        assert calls >= 120  # 2 per iteration, 60 iterations
+        assert "small-collectives" not in rules_of(er.run(impl, n, er.PCG_CG)[0])
+
+
+def test_barriers(impl):
+    for n in sizes(impl):
+        found = rules_of(er.run_program(impl, n, ("diag_steps", "200", "300", "barrier"))[0])
+        f = found["excessive-barriers"][0]
+        assert {e["label"]: e["value"] for e in f["evidence"]}["barriers per rank"] == 200
+        fixed = rules_of(er.run_program(impl, n, ("diag_steps", "200", "300", "none"))[0])
+        assert "excessive-barriers" not in fixed
+
+
+def test_late_arrival_with_and_without_sync(impl):
+    # Odd ranks spin 5 ms more per step before an 8-byte allreduce: 0.3 s of lateness.
+    # RATIONALE: only the problem side is asserted. On this shared 2-core machine (load 20-30
+    # while 8 developers test) the scheduler makes ranks arrive late by as much in the even
+    # run, which the rule rightly reports; docs/diagnose.md says so.
+    n = 2  # a core per rank: at 4 ranks on 2 cores the scheduler's skew drowns the 5 ms
+    late = ("diag_steps", "60", "5000", "allreduce")
+    prof, _ = er.run_program(impl, n, late, sync=True)
+    rep = build_report(prof)
+    found = rules_of(prof)
+    f = found["late-arrival"][0]
+    sync = prof.rank_metric("sync")
+    assert f["cost_s"] == pytest.approx(sync.mean() - sync.min())
+    assert int(sync.argmin()) in f["ranks"]["list"]
+    assert "pre-post" in f["fix"] and rep["profile"]["sync"]
+    # without --sync: a suspect, and the exact rerun command
+    prof, _ = er.run_program(impl, n, late)
+    found = rules_of(prof)
+    f = found["late-arrival"][0]
+    assert f["command"] == ("mpiscope run --sync -- mpirun -n %d " % n
+                            + " ".join(prof.meta["argv"]))
+    assert f["command"].endswith("diag_steps 60 5000 allreduce")
+    # summary mode: the same, from the runtime's reduced per-rank sync time
+    prof, _ = er.run_program(impl, n, late, mode="summary", sync=True)
+    f = rules_of(prof)["late-arrival"][0]
+    srow = next(r for r in build_report(prof)["summary"] if r["metric"] == "sync")
+    assert f["ranks"]["list"] == [srow["min_pe"]]
+
+
+def test_small_messages(impl):
+    for n in sizes(impl):
+        found = rules_of(er.run(impl, n, er.STENCIL_TINY)[0])
+        assert "small-messages" in found
+        assert "small-messages" not in rules_of(er.run(impl, n, er.STENCIL_FLAT)[0])
+
+
+def test_io_through_rank0(impl):
+    n = sizes(impl)[-1]
+    found = rules_of(er.run(impl, n, er.stencil_io("rank0"))[0])
+    assert found["io-serial"][0]["ranks"]["list"] == [0]
+    assert "io-serial" not in rules_of(er.run(impl, n, er.stencil_io("mpiio"))[0])
+
+
+def test_placement_scrambled_vs_grid_order():
+    impl = "openmpi"  # 16 ranks in nodes of 4: MPICH is tested at 2 ranks only (mpitest.NRANKS)
+    prof, path = er.run(impl, 16, er.stencil_order("scrambled"))
+    found = rules_of(prof, ppn=4)
+    f = found["off-node-placement"][0]
+    ev = {e["label"]: e["value"] for e in f["evidence"]}
+    assert ev["off-node share as run"] == pytest.approx(83.3, abs=0.1)
+    assert ev["predicted off-node reduction"] == pytest.approx(60.0, abs=0.1)
+    assert f["command"].startswith(f"mpiscope place from-profile {path} -n 4")
+    assert "off-node-placement" not in rules_of(er.run(impl, 16, er.stencil_order("grid"))[0],
+                                                ppn=4)
+    # one node, no model: nothing to judge, and the limits say why
+    assert "off-node-placement" not in rules_of(prof)
+
+
+def test_cli_text_and_json(impl):
+    _, path = er.run(impl, 2, er.ZONAL_GATHER)
+    proc = mpitest.run(mpitest.mpiscope_cmd("diagnose", "--json", path))
+    out = json.loads(proc.stdout)
+    assert out["schema"] == SCHEMA and out["findings"][0]["rule"] == "root-hotspot"
+    assert out["pop"]["available"]
+    proc = mpitest.run(mpitest.mpiscope_cmd("diagnose", path))
+    assert "[root-hotspot]" in proc.stdout and "fix:" in proc.stdout
+    _, path = er.run(impl, 2, er.ZONAL_DISTRIBUTED)
+    proc = mpitest.run(mpitest.mpiscope_cmd("diagnose", path))
+    assert "POP efficiency metrics" in proc.stdout
