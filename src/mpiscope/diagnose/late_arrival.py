@@ -21,7 +21,7 @@ from .common import MIN_COST_PCT, ev, finding, per_rank, program_command, ranks_
 RULE = "late-arrival"
 # Without sync data: CrayPat imbalance of the collective's time per rank above which the
 # spread is suspicious (an operation costs every rank about the same).
-SPREAD_IMB_PCT = 30.0
+SPREAD_IMB_PCT = 20.0
 # Late ranks: sync time within this share of the range above the minimum (they never wait).
 LATE_SHARE = 0.25
 
