@@ -6,14 +6,16 @@
 The runtime built for the launcher's MPI is prepended to ``LD_PRELOAD`` (the
 user's own preloads are kept, after ours), the ``MPISCOPE_*`` settings are put
 in the environment, and Open MPI's ``mpirun`` is told to forward them with
-``-x`` (MPICH's hydra and Slurm's srun forward the whole environment). The
-launcher's exit code is returned, and the profile the run wrote is named.
+``-x`` (MPICH's hydra and Slurm's srun forward the whole environment); a
+user's own LD_PRELOAD on the launcher's command line is merged, ours first.
+Only the launcher's own options are looked at (``launcher_args``). SIGTERM,
+SIGINT, SIGHUP and SIGQUIT are passed on to the launcher, which ends the job.
+The launcher's exit code is returned, and the profile the run wrote is named.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -25,10 +27,12 @@ import typer
 
 from . import native
 from .errors import UserError
+from .launcher_args import LaunchCommand, Option, launcher_kind, parse
 
 MODES = ("full", "summary")
-# Open MPI's launchers, which forward only the variables named with -x.
-_OMPI_LAUNCHER = re.compile(r"^(mpirun|mpiexec|orterun|prterun|oshrun)(\.openmpi)?$")
+# Signals that end a job: passed on to the launcher, which stops every rank
+# (a launcher left behind would run on, re-parented to init).
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 
 
 def _prepend_preload(lib: str, current: str | None) -> str:
@@ -50,18 +54,59 @@ def run_environment(lib: str, base: dict, mode: str | None, sync: bool,
     return env
 
 
+def _merge_user_preload(lib: str, value: str) -> str:
+    """A user's own LD_PRELOAD from the launcher's command line, ours first."""
+    return _prepend_preload(lib, value)
+
+
+def _srun_export(value: str, lib: str, names: list[str]) -> str:
+    """srun --export with our variables in it (unless ALL already passes them on)."""
+    entries = [e for e in value.split(",") if e]
+    entries = [f"LD_PRELOAD={_merge_user_preload(lib, e.split('=', 1)[1])}"
+               if e.startswith("LD_PRELOAD=") else e for e in entries]
+    if "ALL" in entries:
+        return ",".join(entries)
+    entries = [e for e in entries if e != "NONE"]
+    present = {e.split("=", 1)[0] for e in entries}
+    return ",".join([*entries, *(n for n in names if n not in present)])
+
+
 def forward_args(argv: list[str], impl: str, env: dict) -> list[str]:
     """argv with what the launcher needs to pass our variables on to the ranks.
 
     Open MPI's mpirun/mpiexec forwards only the variables named with ``-x``;
-    MPICH's hydra and srun forward the whole environment already, and a
-    command that is not a launcher (a singleton run) needs nothing.
+    MPICH's hydra and srun forward the whole environment already (srun not
+    with ``--export``, which gets our names added), and a command that is not
+    a launcher (a singleton run) needs nothing. A user's own LD_PRELOAD set on
+    the launcher's command line (``-x LD_PRELOAD=...``, ``-genv``/``-env
+    LD_PRELOAD ...``, ``--export=LD_PRELOAD=...``) would replace ours in the
+    ranks and silently switch profiling off: it is merged, ours first. Only the
+    launcher's own options are looked at, never the program's arguments.
     """
-    if impl != "openmpi" or not _OMPI_LAUNCHER.match(os.path.basename(argv[0])):
-        return list(argv)
+    cmd = parse(argv, impl)
+    lib = env["LD_PRELOAD"].split(":")[0]
     names = ["LD_PRELOAD", *sorted(k for k in env if k.startswith("MPISCOPE_"))]
-    extra = [a for name in names for a in ("-x", name)]
-    return [argv[0], *extra, *argv[1:]]
+    options = []
+    user_preload = False
+    for opt in cmd.options:
+        if cmd.kind == "openmpi" and opt.name == "x" and opt.values[0].split("=")[0] == "LD_PRELOAD":
+            user_preload = True
+            if "=" in opt.values[0]:
+                merged = _merge_user_preload(lib, opt.values[0].split("=", 1)[1])
+                opt = Option(opt.name, (f"LD_PRELOAD={merged}",), ("-x", f"LD_PRELOAD={merged}"))
+        elif cmd.kind == "hydra" and opt.name in ("genv", "env") and opt.values[0] == "LD_PRELOAD":
+            merged = _merge_user_preload(lib, opt.values[1])
+            opt = Option(opt.name, ("LD_PRELOAD", merged), (f"-{opt.name}", "LD_PRELOAD", merged))
+        elif cmd.kind == "srun" and opt.name == "export":
+            value = _srun_export(opt.values[0], lib, names)
+            opt = Option(opt.name, (value,), (f"--export={value}",))
+        options.append(opt)
+    cmd = LaunchCommand(cmd.launcher, cmd.kind, tuple(options), cmd.program)
+    if cmd.kind != "openmpi":
+        return cmd.argv()
+    extra = [a for name in names if not (name == "LD_PRELOAD" and user_preload)
+             for a in ("-x", name)]
+    return cmd.argv(*extra)
 
 
 def _profiles(outdir: Path) -> dict[str, tuple[int, int]]:
@@ -117,6 +162,41 @@ def _profile_line(path: Path) -> str:
     return f"mpiscope: profile: {path}"
 
 
+def _run_forwarding_signals(cmd: list[str], env: dict, name: str, kind: str) -> int:
+    """Run the launcher; pass FORWARDED_SIGNALS on to it and wait for it to end.
+
+    MPICH's hydra ignores SIGHUP (its job would run on after a hangup), so it
+    gets SIGTERM instead.
+    """
+    translate = {signal.SIGHUP: signal.SIGTERM} if kind == "hydra" else {}
+    proc: list = []
+    pending: list[int] = []
+
+    def forward(signum, _frame):
+        if proc:
+            try:
+                proc[0].send_signal(translate.get(signum, signum))
+            except ProcessLookupError:  # already gone; wait() reaps it
+                pass
+        else:
+            pending.append(signum)
+
+    old = {s: signal.signal(s, forward) for s in FORWARDED_SIGNALS}
+    try:
+        try:
+            proc.append(subprocess.Popen(cmd, env=env))
+        except FileNotFoundError:
+            raise UserError(f"launcher not found: {name}") from None
+        except PermissionError:
+            raise UserError(f"launcher not executable: {name}") from None
+        for signum in pending:
+            proc[0].send_signal(translate.get(signum, signum))
+        return proc[0].wait()
+    finally:
+        for signum, handler in old.items():
+            signal.signal(signum, handler)
+
+
 def launch(argv: list[str], *, mode: str | None = None, sync: bool = False,
            outdir: str | None = None, mpi: str | None = None, order: str | None = None,
            base_env: dict | None = None) -> int:
@@ -138,18 +218,7 @@ def launch(argv: list[str], *, mode: str | None = None, sync: bool = False,
     cmd = forward_args(argv, impl, env)
 
     before = _profiles(out)
-    try:
-        proc = subprocess.Popen(cmd, env=env)
-    except FileNotFoundError:
-        raise UserError(f"launcher not found: {argv[0]}") from None
-    except PermissionError:
-        raise UserError(f"launcher not executable: {argv[0]}") from None
-    while True:
-        try:
-            rc = proc.wait()
-            break
-        except KeyboardInterrupt:  # the launcher got the SIGINT too; wait for it to wind down
-            proc.send_signal(signal.SIGINT)
+    rc = _run_forwarding_signals(cmd, env, argv[0], launcher_kind(argv[0], impl))
     if rc < 0:
         rc = 128 - rc
     created = new_profiles(before, _profiles(out))

@@ -66,15 +66,25 @@ def grid(
     max_rank: Optional[int] = typer.Option(None, "-m", metavar="MAX",
                                            help="Largest rank to list: ranks above are left out, "
                                                 "ranks past the grid up to MAX appended."),
+    fmt: str = typer.Option("cray", "--format", help=_FORMAT_HELP + " One output line "
+                            "(one cell, or -n ranks) is one node."),
+    hosts: Optional[str] = typer.Option(None, "--hosts", help="Node host names h1,h2,..."),
+    output: Optional[str] = typer.Option(None, "-o", "--output", help="Write the order to a "
+                                         "new file (default stdout)."),
 ):
-    """grid_order-compatible rank order (MPICH_RANK_ORDER) for a nearest-neighbour grid."""
+    """grid_order-compatible rank order (MPICH_RANK_ORDER) for a nearest-neighbour grid;
+    --format writes it for another launcher, one output line per node."""
     if col == row:
         raise UserError("give exactly one of -C (column-major) or -R (row-major)")
     if zorder + peano + hilbert > 1:
         raise UserError("give at most one of -Z, -P, -H")
     curve = "P" if peano else "H" if hilbert else "Z"
     spec = go.make_spec(dims, cell, "C" if col else "R", curve, max_rank, per_line)
-    sys.stdout.write(go.render(spec, cell))
+    if fmt == "cray":
+        _emit(go.render(spec, cell), output)
+        return
+    _emit(writers.render_nodes(go.node_lines(spec), fmt, _hosts(hosts),
+                               go.header(spec, cell).lstrip("# ")), output)
 
 
 @app.command()

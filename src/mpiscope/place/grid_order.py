@@ -213,17 +213,14 @@ def header(spec: GridSpec, cell_text: str | None) -> str:
     return " ".join(parts)
 
 
-def _lines(ranks: np.ndarray, per_line: int) -> list[str]:
-    text = ranks.astype(str)
-    return [",".join(text[i:i + per_line]) for i in range(0, len(text), per_line)]
+def _chunks(ranks: np.ndarray, per_line: int) -> list[np.ndarray]:
+    return [ranks[i:i + per_line] for i in range(0, len(ranks), per_line)]
 
 
-def render(spec: GridSpec, cell_text: str | None = None) -> str:
-    """grid_order's output: a command comment, then per region a comment and its rows."""
-    if cell_text is None and spec.cell is not None:
-        cell_text = ",".join(map(str, spec.cell))
+def _sections(spec: GridSpec) -> list[tuple[str | None, list[np.ndarray]]]:
+    """grid_order's output as (region comment or None, its lines of ranks)."""
     full, spans = compute(spec)
-    out = [header(spec, cell_text)]
+    out: list[tuple[str | None, list[np.ndarray]]] = []
     for index, (reg, first, last) in enumerate(spans):
         if spec.ranks_per_line:
             per_line = spec.ranks_per_line
@@ -231,9 +228,26 @@ def render(spec: GridSpec, cell_text: str | None = None) -> str:
             per_line = math.prod(reg.cell)
         else:
             per_line = DEFAULT_RANKS_PER_LINE
-        out.append(f"# Region {index}: {','.join(map(str, reg.origin))} ({first}..{last})")
-        out.extend(_lines(full[first:last + 1], per_line))
+        out.append((f"# Region {index}: {','.join(map(str, reg.origin))} ({first}..{last})",
+                    _chunks(full[first:last + 1], per_line)))
     extra = full[spans[-1][2] + 1:] if spans else full
     if len(extra):
-        out.extend(_lines(extra, spec.ranks_per_line or DEFAULT_RANKS_PER_LINE))
+        out.append((None, _chunks(extra, spec.ranks_per_line or DEFAULT_RANKS_PER_LINE)))
+    return out
+
+
+def node_lines(spec: GridSpec) -> list[np.ndarray]:
+    """The ranks of each output line: one line is one node (MPICH_RANK_ORDER)."""
+    return [line for _, lines in _sections(spec) for line in lines]
+
+
+def render(spec: GridSpec, cell_text: str | None = None) -> str:
+    """grid_order's output: a command comment, then per region a comment and its rows."""
+    if cell_text is None and spec.cell is not None:
+        cell_text = ",".join(map(str, spec.cell))
+    out = [header(spec, cell_text)]
+    for comment, lines in _sections(spec):
+        if comment is not None:
+            out.append(comment)
+        out.extend(",".join(line.astype(str)) for line in lines)
     return "\n".join(out) + "\n"

@@ -13,6 +13,9 @@ machine; on real nodes, node j is the j-th host.
   each rank on its host; and ``-bind-to user:c0,c1,...`` binding local rank i
   to core c_i when every host wants the same core list (always on one host).
 * srun: SLURM_HOSTFILE and ``--distribution=arbitrary`` (run on a one-node test cluster).
+
+Only the launcher's own options (before the program) are read or replaced
+(``mpiscope.launcher_args``); the program's arguments are never touched.
 """
 
 from __future__ import annotations
@@ -23,51 +26,16 @@ import tempfile
 from pathlib import Path
 
 from ..errors import UserError
+from ..launcher_args import LaunchCommand, parse
 from .writers import OrderFile, host_runs, read_order_file
 
-# Options (with one value) that fight with a rankfile / machine file; dropped.
-_OMPI_DROP = {"--host", "-H", "-host", "--hostfile", "-hostfile", "--machinefile",
-              "-machinefile", "--map-by", "-map-by", "--bind-to", "-bind-to", "--rank-by",
-              "-rank-by", "-npernode", "--npernode", "-N", "--rankfile", "-rf"}
-_HYDRA_DROP = {"-f", "-hostfile", "-machinefile", "-hosts", "-host", "-ppn", "-bind-to",
-               "-binding", "-map-by", "-rr"}
-_NP = ("-n", "-np", "--n", "--np", "-c")
-
-
-def _option(argv: list[str], names: tuple[str, ...] | set[str]) -> str | None:
-    for i, arg in enumerate(argv[1:], 1):
-        if arg in names and i + 1 < len(argv):
-            return argv[i + 1]
-        for name in names:
-            if name.startswith("--") and arg.startswith(name + "="):
-                return arg.split("=", 1)[1]
-    return None
-
-
-def _drop(argv: list[str], names: set[str]) -> list[str]:
-    out, skip = [argv[0]], False
-    for arg in argv[1:]:
-        if skip:
-            skip = False
-            continue
-        if arg in names:
-            skip = True
-            continue
-        if any(arg.startswith(n + "=") for n in names if n.startswith("--")):
-            continue
-        out.append(arg)
-    return out
-
-
-def _program_index(argv: list[str], valued: set[str]) -> int:
-    """Index of the program in a launcher command (first non-option argument)."""
-    i = 1
-    while i < len(argv):
-        arg = argv[i]
-        if not arg.startswith("-"):
-            return i
-        i += 2 if (arg in valued and "=" not in arg) else 1
-    return len(argv)
+# The launcher's options that fight with a rankfile / machine file / arbitrary
+# distribution (names as mpiscope.launcher_args gives them); dropped.
+_OMPI_DROP = ("host", "hostfile", "map-by", "bind-to", "rank-by", "npernode", "N", "ppr",
+              "pernode", "npersocket", "bynode", "byslot", "bycore", "bind-to-core",
+              "bind-to-socket", "cpu-set", "cpu-list", "rankfile")
+_HYDRA_DROP = ("hostfile", "host", "ppn", "bind-to", "map-by", "rr")
+_SRUN_DROP = ("distribution",)
 
 
 def _hosts_from_list(text: str) -> list[tuple[str, int | None]]:
@@ -97,19 +65,19 @@ def _hosts_from_file(path: str) -> list[tuple[str, int | None]]:
     return out
 
 
-def launch_hosts(argv: list[str], impl: str) -> list[tuple[str, int | None]] | None:
-    """(host, slots) the launch command names, or None if it names none."""
-    listed = _option(argv, {"--host", "-H", "-host", "-hosts"})
+def launch_hosts(cmd: LaunchCommand) -> list[tuple[str, int | None]] | None:
+    """(host, slots) the launcher's options name, or None if they name none."""
+    listed = cmd.value("host")
     if listed:
         return _hosts_from_list(listed)
-    hostfile = _option(argv, {"--hostfile", "-hostfile", "--machinefile", "-machinefile", "-f"})
+    hostfile = cmd.value("hostfile")
     if hostfile:
         return _hosts_from_file(hostfile)
     return None
 
 
-def _nranks(argv: list[str]) -> int | None:
-    value = _option(argv, set(_NP))
+def _nranks(cmd: LaunchCommand) -> int | None:
+    value = cmd.value("np", "ntasks")
     if value is None:
         return None
     try:
@@ -172,16 +140,14 @@ def _write(text: str, suffix: str) -> str:
     return path
 
 
-def _openmpi(argv, host, slot):
+def _openmpi(cmd: LaunchCommand, host, slot):
     path = _write("".join(f"rank {r}={h} slot={s}\n" for r, (h, s) in
                           enumerate(zip(host, slot))), ".rankfile")
-    out = _drop(argv, _OMPI_DROP)
-    return [out[0], "--rankfile", path, *out[1:]], {}
+    return cmd.without(*_OMPI_DROP).argv("--rankfile", path), {}
 
 
-def _hydra(argv, host, slot):
+def _hydra(cmd: LaunchCommand, host, slot):
     path = _write("".join(f"{h}:{n}\n" for h, n in host_runs(host)), ".machinefile")
-    out = _drop(argv, _HYDRA_DROP)
     extra = ["-f", path]
     per_host: dict[str, list[int]] = {}
     for h, s in zip(host, slot):
@@ -189,14 +155,12 @@ def _hydra(argv, host, slot):
     lists = {tuple(v) for v in per_host.values()}
     if len(lists) == 1:
         extra += ["-bind-to", "user:" + ",".join(map(str, lists.pop()))]
-    return [out[0], *extra, *out[1:]], {}
+    return cmd.without(*_HYDRA_DROP).argv(*extra), {}
 
 
-def _srun(argv, host, slot):
+def _srun(cmd: LaunchCommand, host, slot):
     path = _write("".join(f"{h}\n" for h in host), ".hostfile")
-    prog = _program_index(argv, {"-n", "--ntasks", "-N", "--nodes", "-c", "-p"})
-    out = [a for a in argv[:prog] if not a.startswith("--distribution") and a not in ("-m",)]
-    return [*out, "--distribution=arbitrary", *argv[prog:]], {"SLURM_HOSTFILE": path}
+    return cmd.without(*_SRUN_DROP).argv("--distribution=arbitrary"), {"SLURM_HOSTFILE": path}
 
 
 def apply_order(argv: list[str], order_file: str, impl: str) -> tuple[list[str], dict]:
@@ -211,22 +175,19 @@ def apply_order(argv: list[str], order_file: str, impl: str) -> tuple[list[str],
     """
     if not argv:
         raise UserError("no launch command to apply the order to")
+    cmd = parse(argv, impl)
+    if cmd.kind == "other":
+        raise UserError(f"cannot apply a rank order through {argv[0]}: give the launcher's "
+                        f"own command (mpirun/mpiexec of Open MPI or MPICH, or srun)")
     order = read_order_file(order_file)
-    n = _nranks(argv)
+    n = _nranks(cmd)
     if n is not None and n != order.nranks:
         raise UserError(f"the order file lists {order.nranks} ranks but the launch "
                         f"starts {n}")
-    launcher = os.path.basename(argv[0])
-    hosts = None if launcher == "srun" else launch_hosts(argv, impl)
-    if launcher == "srun" and (order.fmt == "cray" or any(h.startswith("+n") for h in order.host)):
+    if cmd.kind == "srun" and (order.fmt == "cray"
+                               or any(h.startswith("+n") for h in order.host)):
         raise UserError("srun needs an order naming hosts: write it with "
                         "--format slurm --hosts h1,h2,...")
+    hosts = None if cmd.kind == "srun" else launch_hosts(cmd)
     host, slot = placement(order, hosts, os.cpu_count() or 1)
-    if launcher == "srun":
-        return _srun(argv, host, slot)
-    if impl == "openmpi":
-        return _openmpi(argv, host, slot)
-    if impl in ("mpich", "intelmpi"):
-        return _hydra(argv, host, slot)
-    raise UserError(f"cannot apply a rank order for MPI {impl!r}: "
-                    f"Open MPI, MPICH (hydra) and srun are supported")
+    return {"srun": _srun, "openmpi": _openmpi, "hydra": _hydra}[cmd.kind](cmd, host, slot)

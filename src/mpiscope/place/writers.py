@@ -39,22 +39,31 @@ def _node_hosts(nnodes: int, hosts: list[str] | None, fmt: str) -> list[str]:
 
 def render(order: np.ndarray, ppn: int, fmt: str, hosts: list[str] | None = None,
            comment: str | None = None) -> str:
-    """The order file text in one of FORMATS."""
+    """The order file text in one of FORMATS: position p on node p // ppn."""
     order = np.asarray(order, np.int64)
+    return render_nodes([order[i:i + ppn] for i in range(0, len(order), ppn)], fmt, hosts,
+                        comment)
+
+
+def render_nodes(nodes: list, fmt: str, hosts: list[str] | None = None,
+                 comment: str | None = None) -> str:
+    """The order file text in one of FORMATS for ranks given node by node
+    (nodes may differ in size, as grid_order's regions do); slot = place on the node."""
     if fmt not in FORMATS:
         raise UserError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
-    nnodes = -(-len(order) // ppn)
+    nodes = [np.asarray(n, np.int64) for n in nodes]
     lines = [f"# {comment}"] if comment and fmt in ("cray", "openmpi") else []
     if fmt == "cray":
-        text = order.astype(str)
-        lines += [",".join(text[i:i + ppn]) for i in range(0, len(text), ppn)]
+        lines += [",".join(n.astype(str)) for n in nodes]
         return "\n".join(lines) + "\n"
-    names = _node_hosts(nnodes, hosts, fmt)
-    pos = np.empty(len(order), np.int64)
-    pos[order] = np.arange(len(order))
-    host_of_rank = [names[p // ppn] for p in pos]
+    names = _node_hosts(len(nodes), hosts, fmt)
+    nranks = sum(len(n) for n in nodes)
+    host_of_rank, slot_of_rank = [""] * nranks, [0] * nranks
+    for name, node in zip(names, nodes):
+        for s, r in enumerate(node.tolist()):
+            host_of_rank[r], slot_of_rank[r] = name, s
     if fmt == "openmpi":
-        lines += [f"rank {r}={host_of_rank[r]} slot={pos[r] % ppn}" for r in range(len(order))]
+        lines += [f"rank {r}={host_of_rank[r]} slot={slot_of_rank[r]}" for r in range(nranks)]
     elif fmt == "slurm":
         lines += host_of_rank
     else:
@@ -124,6 +133,12 @@ def _parse_cray(rows: list[str], path: str) -> OrderFile:
             if not m:
                 raise UserError(f"{path}: not a rank order file (bad entry {tok!r})")
             lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+            if hi < lo:
+                # Cray's documentation shows only ascending ranges; guessing what
+                # a descending one means could misplace every rank of the job.
+                raise UserError(f"{path}: the range {tok} is descending; list the ranks "
+                                f"({','.join(map(str, range(lo, hi - 1, -1)))}) or write "
+                                f"it as {hi}-{lo} if that is the order meant")
             ranks.extend(range(lo, hi + 1))
         if ranks:
             lines.append(ranks)
