@@ -190,3 +190,27 @@ def test_signal_to_mpiscope_run_ends_the_whole_job(tmp_path, impl, sig):
     # mpiscope exits with the launcher's status (hydra may end 0 when signalled).
     assert rc == 0 or f"exited with code {rc}" in err, err
     assert "Traceback" not in err
+
+
+def test_snapshot_signal_is_passed_on_not_fatal(tmp_path, impl):
+    """SIGUSR1 (the runtime's snapshot signal) to mpiscope run reaches the launcher;
+    before, its default action killed mpiscope and left the job running."""
+    mark = uuid.uuid4().hex
+    sleeper = str(native.program(impl, "tests/sleeper"))
+    cmd = mpitest.mpiscope_cmd("run", "--dir", str(tmp_path), "--", *mpitest.launcher(impl, 2),
+                               sleeper, "120")
+    with open(tmp_path / "stderr", "w") as err_file:
+        proc = subprocess.Popen(cmd, env=mpitest.mpi_env({"JOBMARK": mark}),
+                                stdout=subprocess.PIPE, stderr=err_file, text=True,
+                                start_new_session=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(2)
+        assert proc.poll() is None, (tmp_path / "stderr").read_text()
+        assert len(_job_processes(mark)) >= 4
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        for entry in _job_processes(mark):
+            os.kill(int(entry.split()[0]), signal.SIGKILL)

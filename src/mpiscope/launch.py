@@ -35,6 +35,13 @@ MODES = ("full", "summary")
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 
 
+def snapshot_signal(env: dict) -> signal.Signals | None:
+    """The runtime's snapshot signal (MPISCOPE_SNAPSHOT_SIGNAL, default USR1), or
+    None; it is passed on too, so `kill -USR1` reaches the ranks through us."""
+    name = env.get("MPISCOPE_SNAPSHOT_SIGNAL", "USR1")
+    return getattr(signal, f"SIG{name}", None) if name in ("USR1", "USR2", "URG") else None
+
+
 def _prepend_preload(lib: str, current: str | None) -> str:
     """LD_PRELOAD with ``lib`` first and the user's entries kept (once each)."""
     kept = [p for p in (current or "").replace(" ", ":").split(":") if p and p != lib]
@@ -181,7 +188,8 @@ def _run_forwarding_signals(cmd: list[str], env: dict, name: str, kind: str) -> 
         else:
             pending.append(signum)
 
-    old = {s: signal.signal(s, forward) for s in FORWARDED_SIGNALS}
+    snap = snapshot_signal(env)
+    old = {s: signal.signal(s, forward) for s in (*FORWARDED_SIGNALS, *([snap] if snap else []))}
     try:
         try:
             proc.append(subprocess.Popen(cmd, env=env))
