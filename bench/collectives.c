@@ -2,13 +2,18 @@
  * message sizes and communicator sizes 2, 4, 8 .. P (seed 003, "MPI
  * Collectives" and "MPI_Barrier scaling"): does the time grow as log P or worse?
  *
- * Method (OSU's): for each communicator size n, the first n world ranks form a
- * communicator; per size, a barrier, `skip` untimed calls, `iters` timed
- * calls back to back in `batches` equal batches; each rank's time per call =
- * elapsed / calls over all batches (OSU's number) and for its fastest batch
- * (time_best_us); rows give min/avg/max over the n ranks. `size` is bytes
- * per rank (per peer for allgather/alltoall); reductions use MPI_DOUBLE/MPI_SUM, so sizes below 8
- * bytes are skipped for them; barrier is measured once per communicator size. */
+ * Method (the OSU micro-benchmarks', osu_allreduce and siblings): for each
+ * communicator size n, the first n world ranks form a communicator; per size,
+ * a barrier, then `skip` untimed and `iters` timed calls, each call timed on
+ * its own and followed by an untimed barrier (barrier itself: calls back to
+ * back, as osu_barrier); each rank's time per call = sum / iters; rows give
+ * min/avg/max over the n ranks (avg: OSU's "Avg Latency"), and the same for
+ * each rank's fastest of `batches` equal batches (time_best_us). Iteration
+ * counts are OSU's: 1000/100, 100/10 above 8 KiB. Separate send and receive
+ * buffers, page-aligned and written before timing. `size` is bytes per rank
+ * (per peer for allgather/alltoall); reductions use MPI_FLOAT/MPI_SUM (as
+ * OSU 5-6, `-T mpi_float` in OSU 7), so sizes below 4 bytes are skipped for
+ * them; barrier is measured once per communicator size. */
 #include "common.h"
 
 #include <stdlib.h>
@@ -20,11 +25,11 @@ static void coll_barrier(char *s, char *r, long n, MPI_Comm c) { (void)s; (void)
 static void coll_bcast(char *s, char *r, long n, MPI_Comm c) { (void)r; MPI_Bcast(s, (int)n, MPI_BYTE, 0, c); }
 static void coll_reduce(char *s, char *r, long n, MPI_Comm c)
 {
-    MPI_Reduce(s, r, (int)(n / 8), MPI_DOUBLE, MPI_SUM, 0, c);
+    MPI_Reduce(s, r, (int)(n / 4), MPI_FLOAT, MPI_SUM, 0, c);
 }
 static void coll_allreduce(char *s, char *r, long n, MPI_Comm c)
 {
-    MPI_Allreduce(s, r, (int)(n / 8), MPI_DOUBLE, MPI_SUM, c);
+    MPI_Allreduce(s, r, (int)(n / 4), MPI_FLOAT, MPI_SUM, c);
 }
 static void coll_allgather(char *s, char *r, long n, MPI_Comm c)
 {
@@ -36,35 +41,37 @@ static void coll_alltoall(char *s, char *r, long n, MPI_Comm c)
 }
 
 static const struct { const char *name; coll_fn fn; long min_size; } coll_ops[] = {
-    {"barrier", coll_barrier, 0}, {"bcast", coll_bcast, 1}, {"reduce", coll_reduce, 8},
-    {"allreduce", coll_allreduce, 8}, {"allgather", coll_allgather, 1},
+    {"barrier", coll_barrier, 0}, {"bcast", coll_bcast, 1}, {"reduce", coll_reduce, 4},
+    {"allreduce", coll_allreduce, 4}, {"allgather", coll_allgather, 1},
     {"alltoall", coll_alltoall, 1},
 };
 enum { COLL_NOPS = sizeof coll_ops / sizeof coll_ops[0] };
 
-/* Mean seconds per call of one op on comm over all timed calls (members
- * only); *best gets the fastest batch's mean. */
+/* Mean seconds per call of one op on comm (members only), OSU's way; *best
+ * gets the fastest batch's mean. */
 static double coll_time(coll_fn fn, char *send, char *recv, long size, MPI_Comm comm,
                         double *best)
 {
-    int iters = bench_iters(size), batches = bench_batches(iters), per = iters / batches;
-    double total = 0.0;
-    *best = 1e30;
+    int iters = bench_iters(size), skip = bench_skip(size);
+    /* osu_barrier times barriers back to back; the others separate calls by one */
+    int separate = fn != coll_barrier;
+    bench_timer t;
+    bench_timer_start(&t, iters);
     MPI_Barrier(comm);
-    for (int b = -1; b < batches; b++) {
-        int n = b < 0 ? bench_skip(size) : per; /* batch -1: the untimed warm-up */
+    for (int i = 0; i < skip + iters; i++) {
         double t0 = MPI_Wtime();
-        for (int i = 0; i < n; i++) fn(send, recv, size, comm);
-        double t = MPI_Wtime() - t0;
-        if (b < 0) continue;
-        total += t;
-        if (t / per < *best) *best = t / per;
+        fn(send, recv, size, comm);
+        double dt = MPI_Wtime() - t0;
+        if (separate) MPI_Barrier(comm);
+        if (i >= skip) bench_timer_add(&t, dt);
     }
-    return total / ((double)per * batches);
+    *best = t.best;
+    return bench_timer_mean(&t);
 }
 
 int main(int argc, char **argv)
 {
+    /* OSU's collective counts: 1000 timed after 100 warm-up, 100/10 above 8 KiB */
     static const bench_common defaults = {0, 1L << 20, 8192, 1000, 100, 100, 10, 5};
     const char *ops = "barrier,bcast,reduce,allreduce,allgather,alltoall";
     const char *comm_sizes_text = NULL;

@@ -451,6 +451,11 @@ void *bench_buffer(size_t n)
     return p;
 }
 
+void bench_touch(void *buf, size_t n, int c)
+{
+    memset(buf, c, n);
+}
+
 bench_stats bench_stats_active(double value, int active, MPI_Comm comm)
 {
     /* Inactive ranks send neutral elements so every rank can join one reduce. */

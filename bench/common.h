@@ -96,6 +96,47 @@ int bench_batches(int iters);
 /* bench_buffer: a page-aligned buffer of n bytes (at least 1), every page touched. */
 void *bench_buffer(size_t n);
 
+/* bench_touch: write `c` over the first n bytes of a buffer, as OSU does to its
+ * send and receive buffers before each message size (so both are resident and
+ * in the state an application's buffers are in, not freshly zeroed pages). */
+void bench_touch(void *buf, size_t n, int c);
+
+/* bench_timer: the timed iterations of one message size, each timed on its own
+ * (OSU 7's way: MPI_Wtime around every iteration, summed). total is OSU's sum;
+ * best is the fastest of `batches` equal batches' mean per iteration (the least
+ * disturbed by other load). Iterations beyond batches * per only count in total. */
+typedef struct bench_timer {
+    int per, n, count;
+    double total, batch, best;
+} bench_timer;
+
+static inline void bench_timer_start(bench_timer *t, int iters)
+{
+    int b = bench_batches(iters);
+    t->per = iters / b;
+    t->n = t->count = 0;
+    t->total = t->batch = 0.0;
+    t->best = 1e300;
+}
+
+static inline void bench_timer_add(bench_timer *t, double seconds)
+{
+    t->total += seconds;
+    t->batch += seconds;
+    t->count++;
+    if (++t->n == t->per) {
+        if (t->batch / t->per < t->best) t->best = t->batch / t->per;
+        t->batch = 0.0;
+        t->n = 0;
+    }
+}
+
+/* Mean seconds per timed iteration (OSU's number). */
+static inline double bench_timer_mean(const bench_timer *t)
+{
+    return t->count ? t->total / t->count : 0.0;
+}
+
 /* bench_parse_ints: "2,4,8" -> out[]; returns the count, or -1 if it does not parse. */
 int bench_parse_ints(const char *text, int *out, int max);
 

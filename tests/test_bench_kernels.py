@@ -51,24 +51,44 @@ def test_p2p(impl, tmp_path):
     pairs = n // 2
     res = bench(impl, tmp_path, "p2p", "--min-size", "1", "--max-size", "64K", "--iters", "100",
                 "--skip", "5", "--iters-large", "40", "--skip-large", "2", "--batches", "10",
-                "--pairs", str(pairs))
+                "--bw-iters", "10", "--bw-skip", "1", "--bw-iters-large", "5", "--bw-skip-large",
+                "1", "--window", "8", "--pairs", str(pairs))
     # What the result records about the run.
     assert LIBRARY[impl] in res["mpi"]["library_version"]
     assert res["mpi"]["impl"] == impl
     assert res["machine"]["cores"] >= 1 and res["machine"]["hostname"]
     assert res["launcher"] == mpitest.launcher(impl, n)
     assert res["kernel_options"]["pairs"] == pairs and res["kernel_options"]["max-size"] == 65536
-    assert "latency_us" in res["methods"] and "bandwidth_MBps" in res["methods"]
+    assert res["kernel_options"]["window"] == 8
+    for name in ("latency_us", "bandwidth_MBps", "messages_per_s", "aggregate_MBps"):
+        assert name in res["methods"]
     assert res["runs"][0]["nranks"] == n and res["runs"][0]["nnodes"] == 1
     # One machine: no off-node pairs exist, and the result says so instead of faking them.
     assert any("no off-node pairs" in note for note in res["notes"])
-    assert results.rows(res, "p2p", locality="off-node") == []
+    assert all(r.get("locality") != "off-node" for r in res["rows"])
     sizes = [1 << k for k in range(17)]
+    methods = {"p2p": "osu_latency", "p2p_bw": "osu_bw", "p2p_bibw": "osu_bibw",
+               "p2p_mbw_mr": "osu_mbw_mr"}
     for k in sorted({1, pairs}):
+        for table, method in methods.items():
+            rows = sorted(results.rows(res, table, locality="on-node", pairs=k),
+                          key=lambda r: r["size"])
+            assert [r["size"] for r in rows] == sizes, table
+            assert {r["method"] for r in rows} == {method}
+            # OSU's counts: fewer iterations above --large-size (8 KiB), except mbw_mr.
+            small, large = (100, 40) if table == "p2p" else (10, 10 if table == "p2p_mbw_mr" else 5)
+            assert [r["iters"] for r in rows] == [small if s <= 8192 else large for s in sizes]
+            assert_ordered_stats(rows, "bandwidth_MBps")
+            assert_ordered_stats(rows, "bandwidth_best_MBps")
+            # The fastest batch never moves fewer bytes per second than all batches.
+            for r in rows:
+                for st in ("min", "avg", "max"):
+                    assert r[f"bandwidth_best_MBps_{st}"] >= \
+                        r[f"bandwidth_MBps_{st}"] * (1 - 1e-9), r
+            if table != "p2p":
+                assert all(r["window"] == 8 for r in rows)
         rows = sorted(results.rows(res, "p2p", locality="on-node", pairs=k), key=lambda r: r["size"])
-        assert [r["size"] for r in rows] == sizes
         assert_ordered_stats(rows, "latency_us")
-        assert_ordered_stats(rows, "bandwidth_MBps")
         assert_ordered_stats(rows, "latency_best_us")
         assert_best_batch_not_slower(rows, "latency_us", "latency_best_us")
         bw = np.array([r["bandwidth_best_MBps_avg"] for r in rows])
@@ -85,6 +105,23 @@ def test_p2p(impl, tmp_path):
             assert r["bandwidth_MBps_max"] == pytest.approx(r["size"] / r["latency_us_min"])
             assert r["bandwidth_MBps_min"] == pytest.approx(r["size"] / r["latency_us_max"])
             assert r["aggregate_MBps"] == pytest.approx(r["bandwidth_MBps_avg"] * k)
+        for r in results.rows(res, "p2p_mbw_mr", locality="on-node", pairs=k):
+            # osu_mbw_mr: the message rate is the aggregate bandwidth in messages of `size`.
+            assert r["messages_per_s"] == pytest.approx(r["aggregate_MBps"] * 1e6 / r["size"])
+            if k == 1:  # one pair: OSU's aggregate is that pair's own bandwidth
+                assert r["aggregate_MBps"] == pytest.approx(r["bandwidth_MBps_avg"])
+            assert r["aggregate_sum_MBps"] == pytest.approx(r["bandwidth_MBps_avg"] * k)
+
+
+def test_p2p_rejects_bad_tests_and_window(impl, tmp_path):
+    for args, message in ((["--tests", "latency,osu_put"], "unknown test 'osu_put'"),
+                          (["--window", "0"], "--window 0: at least 1 message")):
+        cmd = mpitest.mpiscope_cmd("bench", "p2p", *args, "--",
+                                   *mpitest.launcher(impl, RANKS[impl]))
+        proc = mpitest.run(cmd, cwd=tmp_path, timeout=60, check=False)
+        assert proc.returncode == 2
+        assert message in proc.stderr and "Traceback" not in proc.stderr
+        assert list(tmp_path.glob("*.json")) == []
 
 
 def test_collectives(impl, tmp_path):
@@ -104,7 +141,7 @@ def test_collectives(impl, tmp_path):
             if op == "barrier":
                 assert sizes == [0]
             elif op in ("reduce", "allreduce"):
-                assert sizes == [8, 16, 32, 64, 128, 256]  # whole doubles only
+                assert sizes == [4, 8, 16, 32, 64, 128, 256]  # whole floats only
             else:
                 assert sizes == [1, 2, 4, 8, 16, 32, 64, 128, 256]  # 0 B is skipped
 

@@ -46,7 +46,8 @@ _STATS = "min/avg/max over ranks"
 
 KERNELS: dict[str, Kernel] = {k.name: k for k in [
     Kernel(
-        "p2p", "ping-pong latency and bandwidth, pairs on one node and on different nodes, "
+        "p2p", "latency and bandwidth by the OSU micro-benchmarks' methods (osu_latency, "
+               "osu_bw, osu_bibw, osu_mbw_mr), pairs on one node and on different nodes, "
                "1, 2, 4 .. K concurrent pairs",
         "003 (Colony switch, intra/inter-node messaging)",
         options=(
@@ -54,22 +55,54 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
                                    "at once (needs 2K ranks).", "1"),
             Option("locality", "str", "Which pairs: on-node, off-node or both.",
                    "on-node,off-node"),
+            Option("tests", "str", "Which methods: latency (osu_latency), bw (osu_bw), bibw "
+                                   "(osu_bibw), mbw_mr (osu_mbw_mr).", "latency,bw,bibw,mbw_mr"),
+            Option("window", "int", "Messages in flight per bandwidth iteration (OSU's -W).",
+                   "64"),
+            Option("bw-iters", "int", "Timed bandwidth iterations per size (bw, bibw, mbw_mr).",
+                   "100"),
+            Option("bw-skip", "int", "Warm-up bandwidth iterations per size.", "10"),
+            Option("bw-iters-large", "int", "Timed bw/bibw iterations above --large-size "
+                                            "(mbw_mr keeps --bw-iters, as osu_mbw_mr).", "20"),
+            Option("bw-skip-large", "int", "Warm-up bw/bibw iterations above --large-size.",
+                   "2"),
         ),
         methods={
-            "latency_us": "one-way time: elapsed time of `iters` MPI_Send+MPI_Recv round trips "
-                          "on the pinging rank / (2 * iters), after a barrier and `skip` "
-                          "untimed round trips (OSU's method); min/avg/max over the "
-                          "concurrent pairs",
-            "bandwidth_MBps": "size / latency (ping-pong bandwidth, 1 MB = 1e6 bytes); "
-                              "min/avg/max over the concurrent pairs",
-            "aggregate_MBps": "sum of the pairs' bandwidths (avg * pairs)",
+            "latency_us": "table p2p, method osu_latency: per size a barrier, `skip` untimed "
+                          "round trips (MPI_Send then MPI_Recv, separate page-aligned send and "
+                          "receive buffers written before the size), then `iters` round trips "
+                          "each timed on the pinging rank; one-way latency = sum / (2 * iters); "
+                          "min/avg/max over the concurrent pairs (one pair: osu_latency's number)",
+            "bandwidth_MBps": "p2p: size / latency_us (ping-pong bandwidth, 1 MB = 1e6 bytes); "
+                              "p2p_bw (osu_bw): per iteration the sender posts `window` "
+                              "MPI_Isend, MPI_Waitall, then receives a 4-byte acknowledgement, "
+                              "bandwidth = size * window * iters / sum of the sender's iteration "
+                              "times; p2p_bibw (osu_bibw): both ranks post `window` MPI_Irecv and "
+                              "MPI_Isend and MPI_Waitall, 2 * size * window * iters / sum on the "
+                              "first rank; p2p_mbw_mr: each pair's own bandwidth; min/avg/max "
+                              "over the concurrent pairs",
+            "aggregate_MBps": "p2p, p2p_bw, p2p_bibw: the pairs' bandwidths summed (avg * "
+                              "pairs); p2p_mbw_mr (osu_mbw_mr: all pairs at once, a barrier of "
+                              "the active ranks before each iteration): pairs * the first pair's "
+                              "bandwidth, as OSU computes it from its rank 0",
+            "messages_per_s": "p2p_mbw_mr: aggregate_MBps * 1e6 / size (osu_mbw_mr's "
+                              "Messages/s)",
+            "aggregate_sum_MBps": "p2p_mbw_mr: the pairs' own bandwidths summed (not OSU's: "
+                                  "differs from aggregate_MBps when pairs are unequal)",
             "latency_best_us": "as latency_us, for the pair's fastest of `batches` equal batches "
-                               "of the timed round trips (the least disturbed by other load)",
-            "bandwidth_best_MBps": "size / latency_best_us",
+                               "of the timed round trips (the least disturbed by other load; "
+                               "not an OSU number)",
+            "bandwidth_best_MBps": "size / latency_best_us (p2p); the fastest batch's bandwidth "
+                                   "(p2p_bw, p2p_bibw, p2p_mbw_mr); not an OSU number",
+            "aggregate_best_MBps": "p2p_mbw_mr: the pairs' fastest-batch bandwidths summed",
+            "iters": "timed iterations of the row (OSU's counts: 10000, 1000 above 8 KiB for "
+                     "latency; 100, 20 above 8 KiB for bw and bibw; 100 for mbw_mr)",
             "locality": "on-node: both ranks in one MPI_Comm_split_type(SHARED) communicator; "
                         "off-node: the k-th rank of node 2m with the k-th rank of node 2m+1",
         },
-        defaults="sizes 0 B .. 4 MiB, 1000/100 iterations (100/10 above 8 KiB), 5 batches"),
+        defaults="sizes 0 B .. 4 MiB (bandwidths from 1 B), latency 10000/100 iterations "
+                 "(1000/10 above 8 KiB), bandwidths 100/10 (20/2 above 8 KiB; mbw_mr 100/10), "
+                 "window 64, 5 batches"),
     Kernel(
         "collectives", "barrier, bcast, reduce, allreduce, allgather, alltoall over sizes and "
                        "communicator sizes 2, 4, 8 .. P",
@@ -81,14 +114,19 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
                    "2,4,8,..,P"),
         ),
         methods={
-            "time_us": "per rank: elapsed time of `iters` back-to-back calls / iters, after a "
-                       "barrier and `skip` untimed calls; " + _STATS + " of the communicator",
+            "time_us": "OSU's method (osu_allreduce and siblings): per size a barrier, `skip` "
+                       "untimed calls, then `iters` calls each timed on its own and followed by "
+                       "an untimed MPI_Barrier (barrier: back to back, as osu_barrier); per "
+                       "rank: sum / iters; " + _STATS + " of the communicator (avg: OSU's "
+                       "Avg Latency)",
             "time_best_us": "as time_us, for the rank's fastest of `batches` equal batches of the "
-                            "timed calls (the least disturbed by other load)",
+                            "timed calls (the least disturbed by other load; not an OSU number)",
             "size": "bytes per rank (bcast, reduce, allreduce: the buffer; allgather, alltoall: "
-                    "bytes per peer); reductions use MPI_DOUBLE/MPI_SUM (sizes < 8 B skipped)",
+                    "bytes per peer); reductions use MPI_FLOAT/MPI_SUM (OSU 5-6; OSU 7: "
+                    "-T mpi_float), sizes < 4 B skipped",
         },
-        defaults="sizes 0 B .. 1 MiB, 1000/100 iterations (100/10 above 8 KiB), 5 batches"),
+        defaults="sizes 1 B .. 1 MiB, 1000/100 iterations (100/10 above 8 KiB, OSU's "
+                 "counts), 5 batches"),
     Kernel(
         "jitter", "many repetitions of a small allreduce: distribution, arrival spread, "
                   "time series",

@@ -48,6 +48,11 @@ def _with_best(label: str, rs: list[dict], x: str, name: str, best: str, color: 
     return out
 
 
+# Each bandwidth method, named as the OSU benchmark whose method it follows.
+_P2P_BW = (("p2p", "ping-pong (osu_latency)", "-"), ("p2p_bw", "window (osu_bw)", "--"),
+           ("p2p_bibw", "bidirectional (osu_bibw)", "-."))
+
+
 def _p2p(result: dict):
     data = rows(result, "p2p")
     groups = _grouped(data, ("locality", "pairs"))
@@ -55,15 +60,37 @@ def _p2p(result: dict):
     for i, ((loc, k), rs) in enumerate(groups.items()):
         label = f"{loc}, {k} pair{'s' * (k > 1)}"
         lat += _with_best(label, rs, "size", "latency_us", "latency_best_us", f"C{i}")
-        bw += _with_best(label, rs, "size", "bandwidth_MBps", "bandwidth_best_MBps", f"C{i}")
-    return [
+        for table, method, dash in _P2P_BW:
+            rs_m = sorted(rows(result, table, locality=loc, pairs=k), key=lambda r: r["size"])
+            if rs_m:
+                line = _stat_series(f"{label}, {method}", rs_m, "size", "bandwidth_MBps")
+                line.style = {"color": f"C{i}", "linestyle": dash}
+                bw.append(line)
+    out = [
         lambda ax: plots.line_plot(ax, lat, xlabel="message size (bytes)", ylabel="latency (us)",
                                    logx=True, logy=True, sizes=True,
-                                   title="ping-pong latency (band: min..max over pairs)"),
+                                   title="ping-pong latency, osu_latency's method "
+                                         "(band: min..max over pairs; dotted: fastest batch)"),
         lambda ax: plots.line_plot(ax, bw, xlabel="message size (bytes)",
                                    ylabel="bandwidth per pair (MB/s)", logx=True, logy=True,
-                                   sizes=True, title="ping-pong bandwidth"),
+                                   sizes=True, title="bandwidth by method (OSU's)"),
     ]
+    mr = rows(result, "p2p_mbw_mr")
+    if mr:
+        agg = [plots.Series(f"{loc}, {k} pair{'s' * (k > 1)}",
+                            _col(sorted(rs, key=lambda r: r["size"]), "size"),
+                            _col(sorted(rs, key=lambda r: r["size"]), "aggregate_MBps"))
+               for (loc, k), rs in _grouped(mr, ("locality", "pairs")).items()]
+        rate = [plots.Series(s.label, s.x, s.y * 1e6 / s.x) for s in agg]
+        out.append(lambda ax: plots.line_plot(ax, agg, xlabel="message size (bytes)",
+                                              ylabel="aggregate bandwidth (MB/s)", logx=True,
+                                              logy=True, sizes=True,
+                                              title="multi-pair bandwidth (osu_mbw_mr)"))
+        out.append(lambda ax: plots.line_plot(ax, rate, xlabel="message size (bytes)",
+                                              ylabel="messages per second", logx=True, logy=True,
+                                              sizes=True,
+                                              title="multi-pair message rate (osu_mbw_mr)"))
+    return out
 
 
 def _collectives(result: dict):
@@ -74,7 +101,7 @@ def _collectives(result: dict):
         s = _with_best("barrier", barrier, "comm_size", "time_us", "time_best_us", "C0")
         out.append(lambda ax, s=s: plots.line_plot(
             ax, s, xlabel="communicator size", ylabel="time (us)", logx=True, logy=True,
-            title="MPI_Barrier vs ranks (band: min..max over ranks)"))
+            title="MPI_Barrier vs ranks, OSU mean (band: min..max over ranks)"))
     ops = [op for op in dict.fromkeys(r["op"] for r in data) if op != "barrier"]
     for op in ops:
         groups = _grouped([r for r in data if r["op"] == op], ("comm_size",))
@@ -82,7 +109,7 @@ def _collectives(result: dict):
              for line in _with_best(f"{n} ranks", rs, "size", "time_us", "time_best_us", f"C{i}")]
         out.append(lambda ax, s=s, op=op: plots.line_plot(
             ax, s, xlabel="bytes per rank", ylabel="time (us)", logx=True, logy=True, sizes=True,
-            title=f"MPI_{op.capitalize()}"))
+            title=f"MPI_{op.capitalize()}, OSU mean (dotted: fastest batch)"))
     return out
 
 
