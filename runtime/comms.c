@@ -110,13 +110,15 @@ uint32_t mpiscope_comms_overflow(void)
 static mpiscope_comm_slot_t *comm_build(uint64_t key, MPI_Comm comm, uint32_t i)
 {
     int inter = 0, n = 0;
-    MPI_Group g;
-    PMPI_Comm_test_inter(comm, &inter);
-    if (inter)
-        PMPI_Comm_remote_group(comm, &g);
-    else
-        PMPI_Comm_group(comm, &g);
-    PMPI_Group_size(g, &n);
+    MPI_Group g = MPI_GROUP_NULL;
+    /* An erroneous communicator gets no entry (the call will fail anyway). */
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+        (inter ? PMPI_Comm_remote_group(comm, &g) : PMPI_Comm_group(comm, &g)) != MPI_SUCCESS)
+        return NULL;
+    if (PMPI_Group_size(g, &n) != MPI_SUCCESS) {
+        PMPI_Group_free(&g);
+        return NULL;
+    }
     int *ranks = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
     int *world = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
     if (!ranks || !world) {
@@ -147,7 +149,7 @@ static mpiscope_comm_slot_t *comm_build(uint64_t key, MPI_Comm comm, uint32_t i)
 
 int mpiscope_comm_translate(MPI_Comm comm, int rank)
 {
-    if (!comms_tab || rank < 0)
+    if (!comms_tab || rank < 0 || comm == MPI_COMM_NULL)
         return -1;
     uint64_t key = MPISCOPE_HKEY(comm);
     int out = -1;
@@ -186,11 +188,9 @@ void mpiscope_comm_forget(MPI_Comm comm)
 int mpiscope_group_n(MPI_Comm comm, int *inter_out)
 {
     int inter = 0, n = 0;
-    PMPI_Comm_test_inter(comm, &inter);
-    if (inter)
-        PMPI_Comm_remote_size(comm, &n);
-    else
-        PMPI_Comm_size(comm, &n);
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+        (inter ? PMPI_Comm_remote_size(comm, &n) : PMPI_Comm_size(comm, &n)) != MPI_SUCCESS)
+        n = 0;
     if (inter_out)
         *inter_out = inter;
     return n;
@@ -200,7 +200,8 @@ void mpiscope_degrees(MPI_Comm comm, int *indeg, int *outdeg)
 {
     int topo = MPI_UNDEFINED, n = 0, weighted = 0;
     *indeg = *outdeg = 0;
-    PMPI_Topo_test(comm, &topo);
+    if (comm == MPI_COMM_NULL || PMPI_Topo_test(comm, &topo) != MPI_SUCCESS)
+        return;
     if (topo == MPI_CART) {
         PMPI_Cartdim_get(comm, &n);
         *indeg = *outdeg = 2 * n;
@@ -218,15 +219,15 @@ volatile uint32_t mpiscope_type_gen = 1;
 
 uint64_t mpiscope_bytes_slow(long count, MPI_Datatype type, unsigned slot)
 {
-    int size = 0;
+    MPI_Count size = 0;
     if (count <= 0 || type == MPI_DATATYPE_NULL)
         return 0;
-    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
+    if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size < 0 || size == MPI_UNDEFINED)
         return 0;
     mpiscope_thread_t *t = mpiscope_tls;
     if (t) {
         t->types[slot].type = (uintptr_t)type;
-        t->types[slot].size = (uint32_t)size;
+        t->types[slot].size = (uint64_t)size;
         t->types[slot].gen = mpiscope_type_gen;
     }
     return (uint64_t)count * (uint64_t)size;

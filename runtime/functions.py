@@ -44,6 +44,14 @@ KINDS = ("p2p", "wait", "coll", "sync", "rma", "io", "comm", "other")
 ROLES = {
     "send": ("pre", "bytes_sent += count x type size"),
     "recv": ("pre", "bytes_recv += count x type size (the posted size)"),
+    "recv_req": ("post", "a posted receive request: remember its size and where it was recorded, so that a successful MPI_Cancel of it takes the bytes back (cancels.c)"),
+    "cancel": ("post", "MPI_Cancel of a counted receive: watch its completion"),
+    "done": ("both", "completion of one request (MPI_Wait): a pending cancelled receive whose status says cancelled moved nothing"),
+    "done_flag": ("both", "done, if *flag (MPI_Test)"),
+    "done_v": ("both", "done for a request passed by value, if *flag (MPI_Request_get_status)"),
+    "done_all": ("both", "done for every request of the array (MPI_Waitall; MPI_Testall if *flag; flag 0: none)"),
+    "done_any": ("both", "done for the request at *index (MPI_Waitany; MPI_Testany if *flag)"),
+    "done_some": ("both", "done for the requests listed in indices[0..*outcount) (MPI_Waitsome, MPI_Testsome)"),
     "send_n": ("pre", "bytes_sent += count x type size x group size (remote group of an intercommunicator)"),
     "recv_n": ("pre", "bytes_recv += count x type size x group size (remote group of an intercommunicator)"),
     "send_v": ("pre", "bytes_sent += sum(counts over the group) x type size"),
@@ -65,11 +73,11 @@ ROLES = {
     "source": ("pre", "a receive from MPI_PROC_NULL moves 0 bytes"),
     "from": ("pre", "the world rank a blocking receive or probe waits for (source, comm): what a snapshot shows the rank waiting on"),
     "message": ("pre", "a receive of MPI_MESSAGE_NO_PROC moves 0 bytes"),
-    "recv_status": ("both", "bytes_recv = count x type size from the status (the runtime's own status if ignored)"),
+    "recv_status": ("both", "bytes_recv = the bytes the status says arrived or were read (MPI_Get_elements_x with MPI_BYTE; the runtime's own status if ignored)"),
     "persist_send": ("post", "remember the persistent send request: each MPI_Start of it is one message"),
     "persist_recv": ("post", "remember the persistent receive request: each MPI_Start posts its size"),
-    "start": ("pre", "a start of a persistent request: its bytes (and, for a send, its message to the peer)"),
-    "startall": ("pre", "start for each of count requests"),
+    "start": ("post", "a start of a persistent request: its bytes (and, for a send, its message to the peer)"),
+    "startall": ("post", "start for each of count requests"),
     "free_request": ("pre", "forget a persistent request"),
     "free_type": ("post", "a datatype handle died: forget the cached type sizes (after the free, so no thread can cache the dead type's size again)"),
     "free_comm": ("pre", "forget the communicator's cached rank translation (its handle may be reused)"),
@@ -96,7 +104,7 @@ p2p   | int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int des
 p2p   | int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | send(count,datatype) dest(dest,comm)
 p2p   | int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | send(count,datatype) dest(dest,comm)
 p2p   | int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | send(count,datatype) dest(dest,comm)
-p2p   | int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) | recv(count,datatype) source(source)
+p2p   | int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) | recv(count,datatype) source(source) recv_req(request)
 p2p   | int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | persist_send(count,datatype,dest,comm,request)
 p2p   | int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | persist_send(count,datatype,dest,comm,request)
 p2p   | int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) | persist_send(count,datatype,dest,comm,request)
@@ -105,22 +113,22 @@ p2p   | int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int sourc
 p2p   | int MPI_Start(MPI_Request *request) | start(request)
 p2p   | int MPI_Startall(int count, MPI_Request array_of_requests[]) | startall(count,array_of_requests)
 wait  | int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) | recv_status(datatype,status)
-p2p   | int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) | recv(count,datatype) message(message)
+p2p   | int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) | recv(count,datatype) message(message) recv_req(request)
 wait  | int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) | from(source,comm)
 wait  | int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) |
 wait  | int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) | from(source,comm)
 wait  | int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) |
-wait  | int MPI_Wait(MPI_Request *request, MPI_Status *status) |
-wait  | int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) |
-wait  | int MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status) |
-wait  | int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) |
-wait  | int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) |
-wait  | int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) |
-wait  | int MPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status) |
-wait  | int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) |
-wait  | int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) |
+wait  | int MPI_Wait(MPI_Request *request, MPI_Status *status) | done(request,status)
+wait  | int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) | done_all(count,array_of_requests,0,array_of_statuses)
+wait  | int MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status) | done_any(count,array_of_requests,indx,0,status)
+wait  | int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) | done_some(incount,array_of_requests,outcount,array_of_indices,array_of_statuses)
+wait  | int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) | done_flag(flag,request,status)
+wait  | int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) | done_all(count,array_of_requests,flag,array_of_statuses)
+wait  | int MPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status) | done_any(count,array_of_requests,indx,flag,status)
+wait  | int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) | done_some(incount,array_of_requests,outcount,array_of_indices,array_of_statuses)
+wait  | int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) | done_v(flag,request,status)
 other | int MPI_Request_free(MPI_Request *request) | free_request(request)
-other | int MPI_Cancel(MPI_Request *request) |
+other | int MPI_Cancel(MPI_Request *request) | cancel(request)
 coll  | int MPI_Barrier(MPI_Comm comm) | sync(comm)
 coll  | int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) | root(root,comm) send@root(count,datatype) recv@leaf(count,datatype) sync(comm)
 coll  | int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) | root(root,comm) inplace(sendbuf) send@member(sendcount,sendtype) recv_n@root(recvcount,recvtype,comm) sync(comm)
@@ -195,6 +203,8 @@ rma   | int MPI_Win_flush_all(MPI_Win win) |
 rma   | int MPI_Win_flush_local(int rank, MPI_Win win) |
 rma   | int MPI_Win_flush_local_all(MPI_Win win) |
 rma   | int MPI_Win_sync(MPI_Win win) |
+rma   | int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) |
+rma   | int MPI_Win_detach(MPI_Win win, const void *base) |
 io    | int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) | file_open(comm,filename,fh)
 io    | int MPI_File_close(MPI_File *fh) |
 io    | int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info) |
@@ -202,12 +212,19 @@ io    | int MPI_File_sync(MPI_File fh) |
 io    | int MPI_File_delete(const char *filename, MPI_Info info) |
 io    | int MPI_File_set_size(MPI_File fh, MPI_Offset size) |
 io    | int MPI_File_preallocate(MPI_File fh, MPI_Offset size) |
-io    | int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv(count,datatype)
-io    | int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv(count,datatype)
-io    | int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv(count,datatype)
-io    | int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv(count,datatype)
-io    | int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv(count,datatype)
-io    | int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv(count,datatype)
+io    | int MPI_File_get_size(MPI_File fh, MPI_Offset *size) |
+io    | int MPI_File_set_info(MPI_File fh, MPI_Info info) |
+io    | int MPI_File_set_atomicity(MPI_File fh, int flag) |
+io    | int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) |
+io    | int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) |
+io    | int MPI_File_get_position(MPI_File fh, MPI_Offset *offset) |
+io    | int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) |
+io    | int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv_status(datatype,status)
+io    | int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv_status(datatype,status)
+io    | int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv_status(datatype,status)
+io    | int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv_status(datatype,status)
+io    | int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv_status(datatype,status)
+io    | int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | recv_status(datatype,status)
 io    | int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | send(count,datatype)
 io    | int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | send(count,datatype)
 io    | int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) | send(count,datatype)
@@ -247,6 +264,11 @@ comm  | int MPI_Comm_free(MPI_Comm *comm) | free_comm(comm)
 comm  | int MPI_Comm_disconnect(MPI_Comm *comm) | free_comm(comm)
 comm  | int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) |
 comm  | int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) |
+comm  | int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) |
+comm  | int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) |
+comm  | int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) |
+comm  | int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) |
+comm  | int MPI_Comm_join(int fd, MPI_Comm *intercomm) |
 comm  | int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart) |
 comm  | int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) |
 comm  | int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder, MPI_Comm *comm_graph) |

@@ -143,6 +143,8 @@ def emit_wrapper(mod, f) -> str:
              "    c.t1 = mpiscope_now();",
              "    mpiscope_leave(&c);",
              *post,
+             "    if (rc != MPI_SUCCESS)",
+             "        MPISCOPE_FAILED(&c);",
              "    mpiscope_record(&c);",
              "    return rc;", "}", ""]
     return "\n".join(lines)

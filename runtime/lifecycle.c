@@ -126,6 +126,7 @@ static void life_start(int provided)
     mpiscope_multi = provided == MPI_THREAD_MULTIPLE;
     mpiscope_nslots = (unsigned)mpiscope_settings.MAX_REGIONS;
     mpiscope_comms_init();
+    mpiscope_cancels_init();
     mpiscope_regions_init();
     /* RATIONALE: the private communicator and the node table are made here,
      * not in MPI_Finalize: both are collective, and at MPI_Init every rank
@@ -386,6 +387,7 @@ int MPI_Finalize(void)
         f.start_time = life_epoch0;
         f.t = life_threads[0];
         f.threads = life_nthreads;
+        mpiscope_cancels_apply();
         life_merge_threads(f.t);
         f.overflow = f.t->overflow | mpiscope_comms_overflow() | mpiscope_regions_overflow();
         f.comm = life_comm;

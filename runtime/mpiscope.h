@@ -86,9 +86,10 @@ typedef struct mpiscope_thread {
     volatile uint32_t now_func;
     int32_t now_to, now_from;
     uint64_t now_t0;
-    struct {                     /* datatype handle -> MPI_Type_size, direct-mapped */
+    struct {                     /* datatype handle -> MPI_Type_size_x, direct-mapped */
         uintptr_t type;
-        uint32_t size, gen;
+        uint64_t size;           /* 64-bit: a derived type may hold 2 GiB or more */
+        uint32_t gen;
     } types[64];
 } mpiscope_thread_t;
 
@@ -215,7 +216,8 @@ void mpiscope_degrees(MPI_Comm comm, int *indeg, int *outdeg);
 uint64_t mpiscope_bytes_slow(long count, MPI_Datatype type, unsigned slot);
 extern volatile uint32_t mpiscope_type_gen;      /* bumped by MPI_Type_free */
 
-/* count x MPI_Type_size(type). RATIONALE: the size is cached per thread by
+/* count x MPI_Type_size_x(type), exact up to 2^63 (MPI_Type_size says
+ * MPI_UNDEFINED for a type of 2 GiB or more). RATIONALE: the size is cached per thread by
  * handle; MPI_Type_free (the only way a handle can later name another type)
  * bumps a generation that invalidates every cache. */
 static inline uint64_t mpiscope_bytes(long count, MPI_Datatype type)
@@ -234,6 +236,24 @@ void mpiscope_req_start(mpiscope_call_t *c, MPI_Request req);
 void mpiscope_req_forget(MPI_Request req);
 void mpiscope_comms_init(void);
 uint32_t mpiscope_comms_overflow(void);
+
+/* cancels.c: a receive whose cancellation succeeds moved nothing. */
+#define MPISCOPE_DONE_MAX 16     /* pending cancellations followed per completion call */
+enum { MPISCOPE_DONE_ONE, MPISCOPE_DONE_ALL, MPISCOPE_DONE_ANY, MPISCOPE_DONE_SOME };
+typedef struct {                 /* a completion call's pending cancellations (roles.h) */
+    int n;
+    int idx[MPISCOPE_DONE_MAX], slot[MPISCOPE_DONE_MAX];
+    MPI_Status one, *own;
+} mpiscope_done_t;
+extern volatile uint32_t mpiscope_cancels_pending;
+void mpiscope_cancels_init(void);
+void mpiscope_recv_posted(const mpiscope_call_t *c, MPI_Request req);
+void mpiscope_cancel_asked(MPI_Request req);
+void mpiscope_done_pre(mpiscope_done_t *d, int n, const MPI_Request *reqs, MPI_Status **statuses,
+                       int one);
+void mpiscope_done_post(mpiscope_done_t *d, int rc, int how, const int *flag, const int *index,
+                        const int *outcount, const int *indices, MPI_Status *statuses);
+void mpiscope_cancels_apply(void);
 
 /* regions.c */
 void mpiscope_regions_init(void);

@@ -10,8 +10,10 @@
  * MPI_Status where the application passed MPI_STATUS_IGNORE.
  *
  * Bytes: "the size of the buffers the arguments describe" (docs/runtime.md):
- * count x MPI_Type_size, so derived datatypes count their data, not their
- * extent; MPI_IN_PLACE sends 0 bytes; MPI_PROC_NULL moves 0 bytes.
+ * count x MPI_Type_size_x, so derived datatypes count their data, not their
+ * extent; where the call returns a status, what the status says arrived or
+ * was read; MPI_IN_PLACE sends 0 bytes; MPI_PROC_NULL moves 0 bytes; a call
+ * that fails moves nothing (MPISCOPE_FAILED, applied by every wrapper).
  */
 #ifndef MPISCOPE_ROLES_H
 #define MPISCOPE_ROLES_H
@@ -54,24 +56,34 @@ static inline uint64_t mpiscope_sum_w(const int *counts, const MPI_Datatype *typ
 #define MPISCOPE_PRE_recv_w(c, counts, types, comm) \
     ((c)->recv += (c)->norecv ? 0 : mpiscope_sum_w((counts), (types), mpiscope_group_n((comm), NULL)))
 
+/* The roles query the application's communicator before the call; an
+ * erroneous one (MPI_COMM_NULL) is never passed on to MPI by the runtime (it
+ * would raise an error of ours), and a failed query counts nothing. */
 static inline int mpiscope_local_size(MPI_Comm comm)
 {
     int n = 0;
-    PMPI_Comm_size(comm, &n);
+    if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
+        return 0;
     return n;
 }
 
 static inline int mpiscope_local_rank(MPI_Comm comm)
 {
     int r = 0;
-    PMPI_Comm_rank(comm, &r);
+    if (comm == MPI_COMM_NULL || PMPI_Comm_rank(comm, &r) != MPI_SUCCESS)
+        return -1;
     return r;
 }
 
 #define MPISCOPE_PRE_send_sum(c, counts, type, comm) \
     ((c)->sent += (c)->nosend ? 0 : mpiscope_sum_counts((counts), mpiscope_local_size(comm)) * mpiscope_bytes(1, (type)))
+static inline uint64_t mpiscope_mine(const int *counts, MPI_Datatype type, MPI_Comm comm)
+{
+    int r = counts ? mpiscope_local_rank(comm) : -1;
+    return r < 0 ? 0 : mpiscope_bytes(counts[r], type);
+}
 #define MPISCOPE_PRE_recv_mine(c, counts, type, comm) \
-    ((c)->recv += (c)->norecv ? 0 : (counts) ? mpiscope_bytes((counts)[mpiscope_local_rank(comm)], (type)) : 0)
+    ((c)->recv += (c)->norecv ? 0 : mpiscope_mine((counts), (type), (comm)))
 
 static inline int mpiscope_outdeg(MPI_Comm comm)
 {
@@ -112,7 +124,10 @@ static inline int mpiscope_indeg(MPI_Comm comm)
 static inline void mpiscope_root(mpiscope_call_t *c, int root, MPI_Comm comm)
 {
     int inter = 0;
-    PMPI_Comm_test_inter(comm, &inter);
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) {
+        c->root = -1;      /* an erroneous call: it moves nothing */
+        return;
+    }
     c->inter = inter;
     if (inter)
         c->root = root == MPI_ROOT ? 1 : root == MPI_PROC_NULL ? -1 : 0;
@@ -155,10 +170,12 @@ static inline int mpiscope_from(int source, MPI_Comm comm)
     MPI_Status mpiscope_own_status;               \
     if ((status) == MPI_STATUS_IGNORE)            \
         (status) = &mpiscope_own_status
+/* RATIONALE: MPI_Get_elements_x, not MPI_Get_count: the count of a message
+ * of 2 GiB or more does not fit an int (MPI_Get_count says MPI_UNDEFINED). */
 static inline void mpiscope_recv_status(mpiscope_call_t *c, int rc, MPI_Status *st)
 {
-    int n = 0;
-    if (rc == MPI_SUCCESS && PMPI_Get_count(st, MPI_BYTE, &n) == MPI_SUCCESS && n > 0 &&
+    MPI_Count n = 0;
+    if (rc == MPI_SUCCESS && PMPI_Get_elements_x(st, MPI_BYTE, &n) == MPI_SUCCESS && n > 0 &&
         n != MPI_UNDEFINED)
         c->recv += (uint64_t)n;
 }
@@ -179,14 +196,58 @@ static inline void mpiscope_recv_status(mpiscope_call_t *c, int rc, MPI_Status *
             mpiscope_req_add(*(request), -1,                                                   \
                              (source) == MPI_PROC_NULL ? 0 : mpiscope_bytes((count), (type)), 0); \
     } while (0)
-#define MPISCOPE_PRE_start(c, request) mpiscope_req_start((c), *(request))
-#define MPISCOPE_PRE_startall(c, count, requests)                                              \
+/* After the call, and only if it succeeded: a start that failed sent nothing. */
+#define MPISCOPE_POST_start(c, rc, request) \
+    do { if ((rc) == MPI_SUCCESS && (request)) mpiscope_req_start((c), *(request)); } while (0)
+#define MPISCOPE_POST_startall(c, rc, count, requests)                                         \
     do {                                                                                       \
-        for (int mpiscope_i = 0; (requests) && mpiscope_i < (count); mpiscope_i++)             \
+        for (int mpiscope_i = 0; (rc) == MPI_SUCCESS && (requests) && mpiscope_i < (count);    \
+             mpiscope_i++)                                                                     \
             mpiscope_req_start((c), (requests)[mpiscope_i]);                                   \
     } while (0)
 #define MPISCOPE_PRE_free_request(c, request) \
     do { if (request) mpiscope_req_forget(*(request)); } while (0)
+
+/* --- cancelled receives (cancels.c) ---------------------------------------------------- */
+
+#define MPISCOPE_POST_recv_req(c, rc, request) \
+    do { if ((rc) == MPI_SUCCESS && (c)->recv && (request)) mpiscope_recv_posted((c), *(request)); } while (0)
+#define MPISCOPE_POST_cancel(c, rc, request) \
+    do { if ((rc) == MPI_SUCCESS && (request)) mpiscope_cancel_asked(*(request)); } while (0)
+
+/* Completion calls: nothing but one load unless a cancelled receive is pending. */
+#define MPISCOPE_DONE_DECL mpiscope_done_t mpiscope_dn; mpiscope_dn.n = 0
+#define MPISCOPE_PRE_done(c, request, status) \
+    MPISCOPE_DONE_DECL; \
+    if (mpiscope_cancels_pending && (request)) mpiscope_done_pre(&mpiscope_dn, 1, (request), &(status), 1)
+#define MPISCOPE_POST_done(c, rc, request, status) \
+    do { if (mpiscope_dn.n) mpiscope_done_post(&mpiscope_dn, (rc), MPISCOPE_DONE_ONE, NULL, NULL, NULL, NULL, (status)); } while (0)
+#define MPISCOPE_PRE_done_flag(c, flag, request, status) MPISCOPE_PRE_done((c), (request), (status))
+#define MPISCOPE_POST_done_flag(c, rc, flag, request, status) \
+    do { if (mpiscope_dn.n) mpiscope_done_post(&mpiscope_dn, (rc), MPISCOPE_DONE_ONE, (flag), NULL, NULL, NULL, (status)); } while (0)
+#define MPISCOPE_PRE_done_v(c, flag, request, status) \
+    MPISCOPE_DONE_DECL; \
+    if (mpiscope_cancels_pending) mpiscope_done_pre(&mpiscope_dn, 1, &(request), &(status), 1)
+#define MPISCOPE_POST_done_v(c, rc, flag, request, status) MPISCOPE_POST_done_flag((c), (rc), (flag), (request), (status))
+#define MPISCOPE_PRE_done_all(c, count, requests, flag, statuses) \
+    MPISCOPE_DONE_DECL; \
+    if (mpiscope_cancels_pending) mpiscope_done_pre(&mpiscope_dn, (count), (requests), &(statuses), 0)
+#define MPISCOPE_POST_done_all(c, rc, count, requests, flag, statuses) \
+    do { if (mpiscope_dn.n) mpiscope_done_post(&mpiscope_dn, (rc), MPISCOPE_DONE_ALL, (flag), NULL, NULL, NULL, (statuses)); } while (0)
+#define MPISCOPE_PRE_done_any(c, count, requests, index, flag, status) \
+    MPISCOPE_DONE_DECL; \
+    if (mpiscope_cancels_pending) mpiscope_done_pre(&mpiscope_dn, (count), (requests), &(status), 1)
+#define MPISCOPE_POST_done_any(c, rc, count, requests, index, flag, status) \
+    do { if (mpiscope_dn.n) mpiscope_done_post(&mpiscope_dn, (rc), MPISCOPE_DONE_ANY, (flag), (index), NULL, NULL, (status)); } while (0)
+#define MPISCOPE_PRE_done_some(c, count, requests, outcount, indices, statuses) \
+    MPISCOPE_DONE_DECL; \
+    if (mpiscope_cancels_pending) mpiscope_done_pre(&mpiscope_dn, (count), (requests), &(statuses), 0)
+#define MPISCOPE_POST_done_some(c, rc, count, requests, outcount, indices, statuses) \
+    do { if (mpiscope_dn.n) mpiscope_done_post(&mpiscope_dn, (rc), MPISCOPE_DONE_SOME, NULL, NULL, (outcount), (indices), (statuses)); } while (0)
+
+/* A call that failed moved no data: it is counted, but not its bytes or its
+ * message to a peer (the peer may not even exist: MPI_ERR_RANK). */
+#define MPISCOPE_FAILED(c) ((c)->sent = 0, (c)->recv = 0, (c)->peer = -1)
 
 /* --- communicators, files, sync ------------------------------------------------- */
 
@@ -200,7 +261,7 @@ static inline void mpiscope_recv_status(mpiscope_call_t *c, int rc, MPI_Status *
  * a barrier of our own just before it, recorded as <collective>:sync. */
 static inline void mpiscope_sync(mpiscope_call_t *c, MPI_Comm comm)
 {
-    if (!mpiscope_settings.SYNC || c->sync_id < 0)
+    if (!mpiscope_settings.SYNC || c->sync_id < 0 || comm == MPI_COMM_NULL)
         return;
     uint64_t t0 = mpiscope_now();
     PMPI_Barrier(comm);

@@ -118,11 +118,27 @@ void mpiscope_counts_and_name(mpiscope_final_t *f, const uint64_t *counts, uint6
 }
 
 /* All ranks open path (MPI_MODE_EXCL: an existing file is never
- * overwritten) and agree on the result. Returns 1 if open everywhere. */
+ * overwritten) and agree on the result. Returns 1 if open everywhere.
+ * RATIONALE: the runtime's file I/O must fail with our warning, never with
+ * the application's file error handler (an application may well set
+ * MPI_ERRORS_ARE_FATAL on MPI_FILE_NULL, which every open uses): the open
+ * runs with MPI_ERRORS_RETURN on MPI_FILE_NULL, the application's handler is
+ * put back right after, and our handle keeps MPI_ERRORS_RETURN for its view,
+ * write and close. */
 int mpiscope_open_output(mpiscope_final_t *f, MPI_File *fh, const char *path)
 {
+    MPI_Errhandler app = MPI_ERRHANDLER_NULL;
+    int got = PMPI_File_get_errhandler(MPI_FILE_NULL, &app) == MPI_SUCCESS;
+    PMPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
     int rc = PMPI_File_open(f->comm, path, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_EXCL,
                             MPI_INFO_NULL, fh);
+    if (got) {
+        PMPI_File_set_errhandler(MPI_FILE_NULL, app);
+        if (app != MPI_ERRORS_ARE_FATAL && app != MPI_ERRORS_RETURN)
+            PMPI_Errhandler_free(&app);   /* the reference MPI_File_get_errhandler gave us */
+    }
+    if (rc == MPI_SUCCESS)
+        PMPI_File_set_errhandler(*fh, MPI_ERRORS_RETURN);
     int ok = rc == MPI_SUCCESS, all = 0;
     PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
     if (all)
@@ -130,8 +146,12 @@ int mpiscope_open_output(mpiscope_final_t *f, MPI_File *fh, const char *path)
     if (f->rank == 0) {
         char msg[MPI_MAX_ERROR_STRING] = "another rank could not open it";
         int len = 0;
-        if (!ok)
-            PMPI_Error_string(rc, msg, &len);
+        int cls = rc;
+        /* The class's string: MPICH's string for the code itself spans lines
+         * (an error stack), and the warning is one line. */
+        if (!ok && PMPI_Error_class(rc, &cls) == MPI_SUCCESS)
+            PMPI_Error_string(cls, msg, &len);
+        msg[strcspn(msg, "\r\n")] = 0;
         fprintf(stderr, "mpiscope: warning: cannot write the profile %s: %s; no profile written\n",
                 path, msg);
     }
