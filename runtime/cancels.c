@@ -43,12 +43,14 @@ static uint32_t nfixes;
 
 #define HKEY(h) ((uint64_t)(uintptr_t)(h) + 1u)
 
-static uint32_t hash64(uint64_t k)
+/* The slot of key in the posted table, or the empty slot where it would go
+ * (under the lock). */
+static uint32_t posted_find(uint64_t key)
 {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    return (uint32_t)k;
+    uint32_t i = mpiscope_hash64(key) & posted_mask;
+    while (posted[i].key != 0 && posted[i].key != key)
+        i = (i + 1) & posted_mask;
+    return i;
 }
 
 void mpiscope_cancels_init(void)
@@ -70,9 +72,7 @@ void mpiscope_recv_posted(const mpiscope_call_t *c, MPI_Request req)
         return;
     uint64_t key = HKEY(req);
     mpiscope_lock();
-    uint32_t i = hash64(key) & posted_mask;
-    while (posted[i].key != 0 && posted[i].key != key)
-        i = (i + 1) & posted_mask;
+    uint32_t i = posted_find(key);
     if (posted[i].key == key || posted_count < posted_max) {
         if (posted[i].key == 0)
             posted_count++;
@@ -88,9 +88,7 @@ void mpiscope_cancel_asked(MPI_Request req)
         return;
     uint64_t key = HKEY(req);
     mpiscope_lock();
-    uint32_t i = hash64(key) & posted_mask;
-    while (posted[i].key != 0 && posted[i].key != key)
-        i = (i + 1) & posted_mask;
+    uint32_t i = posted_find(key);
     if (posted[i].key == key && posted[i].bytes) {
         int free_slot = -1, dup = 0;
         for (int k = 0; k < CANCEL_PENDING_MAX; k++) {

@@ -40,14 +40,6 @@ static MPI_Group comms_world_group = MPI_GROUP_NULL;
 /* Handles are pointers (Open MPI) or integers (MPICH); either way a key. */
 #define MPISCOPE_HKEY(h) ((uint64_t)(uintptr_t)(h) + 1u)
 
-static uint32_t hash64(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    return (uint32_t)k;
-}
-
 static void *zalloc(size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -88,7 +80,7 @@ uint32_t mpiscope_comms_overflow(void)
             j = (j + 1) & (mask);                                               \
             if ((tab)[j].key == 0)                                              \
                 break;                                                          \
-            uint32_t home = hash64((tab)[j].key) & (mask);                      \
+            uint32_t home = mpiscope_hash64((tab)[j].key) & (mask);                      \
             if (((j - home) & (mask)) >= ((j - hole) & (mask))) {               \
                 (tab)[hole] = (tab)[j];                                         \
                 hole = j;                                                       \
@@ -101,7 +93,7 @@ uint32_t mpiscope_comms_overflow(void)
  * it would go. */
 #define MPISCOPE_PROBE(tab, mask, key)                                          \
     __extension__({                                                             \
-        uint32_t i_ = hash64(key) & (mask);                                     \
+        uint32_t i_ = mpiscope_hash64(key) & (mask);                                     \
         while ((tab)[i_].key != 0 && (tab)[i_].key != (key))                    \
             i_ = (i_ + 1) & (mask);                                             \
         i_;                                                                     \

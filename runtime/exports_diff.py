@@ -18,21 +18,15 @@ Only the standard library and binutils' nm are used.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"mpiscope_{name}", HERE / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+sys.path.insert(0, str(HERE))
+import unwrapped  # noqa: E402  (runtime/ is not a package)
+from gen_wrappers import load_list  # noqa: E402
 
 
 def mpi_library(path: Path) -> Path:
@@ -58,7 +52,7 @@ def exported(lib: Path) -> set[str]:
     return names
 
 
-def compare(lib: Path, wrapped: set[str], unwrapped) -> dict:
+def compare(lib: Path, wrapped: set[str]) -> dict:
     """{"wrapped": [...], "left_out": {category: [...]}, "unexplained": [...],
     "not_exported": [...]} for one library."""
     names = exported(lib)
@@ -81,12 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     libs = args.libs or sorted((HERE.parent / "build" / "stage").glob("*/lib/libmpiscope.so"))
     if not libs:
         raise SystemExit("exports_diff: no library given and no build/stage/*/lib/libmpiscope.so")
-    functions, unwrapped = _load("functions"), _load("unwrapped")
-    wrapped = {f.name for f in functions.load()}
+    wrapped = {f.name for f in load_list(HERE / "functions.py").load()}
     bad = 0
     for given in libs:
         lib = mpi_library(given)
-        r = compare(lib, wrapped, unwrapped)
+        r = compare(lib, wrapped)
         print(f"{lib}: {len(r['wrapped'])} wrapped, "
               f"{sum(map(len, r['left_out'].values()))} left out, "
               f"{len(r['unexplained'])} unexplained")

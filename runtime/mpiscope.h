@@ -204,6 +204,15 @@ static inline void mpiscope_record(mpiscope_call_t *c)
         mpiscope_peer_add(t, c->peer, c->sent);
 }
 
+/* A 64-bit handle key to a table index (the tables are open addressing). */
+static inline uint32_t mpiscope_hash64(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return (uint32_t)k;
+}
+
 /* comms.c */
 int mpiscope_comm_translate(MPI_Comm comm, int rank);   /* world rank, -1 if unknown */
 static inline int mpiscope_world_of(MPI_Comm comm, int rank)

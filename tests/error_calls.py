@@ -7,9 +7,12 @@ one: a null handle (communicator, datatype, operation, group, window, file,
 request, message), a rank of P + 5, a count of -1 or a tag of -5. The
 harmless defaults keep a call that an MPI does not reject from moving data or
 waiting (peers are MPI_PROC_NULL, collectives run on one rank, windows and
-files are the program's own). The program prints ``try <i>`` before case i
+files are the program's own); with a null communicator, which every MPI
+rejects, the peer is rank 0 instead, so that the runtime's rank translation
+meets the null communicator. The program prints ``try <i>`` before case i
 and ``case <i> <function> <variant> <error class>`` after it, so a driver can
-tell a crash at case i apart and restart the program at case i + 1 (argv[1]).
+tell a crash at case i apart and restart the program at case i + 1.
+Arguments: first case, last case, then the cases to skip.
 
 Left out of the sweep (LEFT_OUT): the hand-written lifecycle wrappers, and
 calls that would start processes or wait for another job if an MPI accepted
@@ -18,7 +21,6 @@ their erroneous argument.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -60,12 +62,9 @@ DEFAULT_HANDLE = {"MPI_Comm": "MPI_COMM_WORLD", "MPI_Datatype": "MPI_INT", "MPI_
 
 
 def load_functions():
-    spec = importlib.util.spec_from_file_location("mpiscope_functions_errcalls",
-                                                  RUNTIME / "functions.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod.load()
+    sys.path.insert(0, str(RUNTIME))
+    from gen_wrappers import load_list
+    return load_list(RUNTIME / "functions.py").load()
 
 
 def _default(f, a) -> str:
@@ -152,6 +151,11 @@ def cases(functions) -> list[tuple[str, str, str, str]]:
             continue
         for name, i, setup, bad in variants(f):
             args = [bad if k == i else _default(f, a) for k, a in enumerate(f.args)]
+            if name.startswith("null-comm"):
+                # A real peer, not MPI_PROC_NULL: the runtime translates a real
+                # rank through the communicator (this crashed on MPI_COMM_NULL).
+                args = [("0" if k != i and a.name in ("dest", "source", "target_rank") else x)
+                        for k, (a, x) in enumerate(zip(f.args, args))]
             msg = "msg_io = MPI_MESSAGE_NO_PROC; " if any(a.type == "MPI_Message *" for a in f.args) else ""
             out.append((f.name, name, msg + setup, f"{f.name}({', '.join(args)})"))
     return out
@@ -177,7 +181,12 @@ static void done(int i, const char *func, const char *variant, int rc, MPI_Reque
 int main(int argc, char **argv)
 {
     static char buf[1 << 16];
-    int first = argc > 1 ? atoi(argv[1]) : 0, size, rank, i_out = 0;
+    int first = argc > 1 ? atoi(argv[1]) : 0, last = argc > 2 ? atoi(argv[2]) : 1 << 30;
+    int size, rank, i_out = 0;
+    static char skip[NCASES + 1];
+    for (int k = 3; k < argc; k++)       /* cases not to run (they crash the MPI itself) */
+        if (atoi(argv[k]) >= 0 && atoi(argv[k]) < NCASES)
+            skip[atoi(argv[k])] = 1;
     int ones[64], zeros[64], ranges[1][3] = {{0, 0, 1}};
     MPI_Aint aint_zeros[64];
     MPI_Datatype types[64], type_out, bad_datatype;
@@ -233,13 +242,14 @@ def program(functions=None) -> tuple[str, list[tuple[str, str]]]:
     all_cases = cases(functions if functions is not None else load_functions())
     body = []
     for i, (func, name, setup, call) in enumerate(all_cases):
-        body.append(f"    if ({i} >= first) {{\n"
+        body.append(f"    if ({i} >= first && {i} <= last && !skip[{i}]) {{\n"
                     f"        printf(\"try {i}\\n\"); fflush(stdout);\n"
                     f"        req_out = MPI_REQUEST_NULL; {setup}\n"
                     f"        int rc = {call};\n"
                     f"        done({i}, \"{func}\", \"{name}\", rc, req_out);\n"
                     f"    }}\n")
-    return PROLOGUE + "".join(body) + EPILOGUE, [(f, n) for f, n, _, _ in all_cases]
+    head = PROLOGUE.replace("#include <string.h>\n", f"#include <string.h>\n\n#define NCASES {len(all_cases)}\n")
+    return head + "".join(body) + EPILOGUE, [(f, n) for f, n, _, _ in all_cases]
 
 
 if __name__ == "__main__":
