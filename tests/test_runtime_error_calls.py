@@ -26,7 +26,7 @@ import pytest
 import error_calls
 import mpitest
 from mpiscope import read
-from profile_expect import HUNG, run_killable
+from profile_expect import HUNG, Expect, check_program, run_killable, runner  # noqa: F401
 
 CASE = re.compile(r"^case (\d+) (\S+) (\S+) (-?\d+)$", re.M)
 TRY = re.compile(r"^try (\d+)$", re.M)
@@ -116,3 +116,21 @@ def test_erroneous_calls_same_errors_and_readable_profiles(impl, source, tmp_pat
     assert rep.returncode == 0, rep.stderr
     print(f"{impl}: {len(listed)} cases, {failed} errors, crash the MPI without the runtime "
           f"too: {[listed[i] for i in broken]}")
+
+
+def erroneous_p2p(P: int, polls: dict) -> Expect:
+    """Three failed sends per rank: counted, in bucket 0, no bytes, no peer."""
+    e = Expect(P)
+    for r in range(P):
+        e.call(r, "MPI_Send", calls=2).call(r, "MPI_Isend")
+    return e
+
+
+def test_failed_sends_to_real_peers(runner, impl):  # noqa: F811
+    """At the test's full rank count, to a real neighbour: the case of the issue."""
+    prof = check_program(runner, impl, "erroneous_p2p", erroneous_p2p)
+    rep = subprocess.run(mpitest.mpiscope_cmd("report", str(runner.run(impl, "erroneous_p2p")
+                                                            .profiles[0])),
+                         capture_output=True, text=True, env=mpitest.mpi_env(), timeout=120)
+    assert rep.returncode == 0, rep.stderr
+    assert not len(prof.peers)
