@@ -112,6 +112,12 @@ def test_mpiscope_run_srun_with_rank_order(tmp_path, slurm):
     prof = read(path)
     assert prof.nranks == 8
     assert {h.decode() for h in prof.nodes["hostname"]} == {host}
+    # srun's own distribution option, in its short spelling, gives way to the order's.
+    proc = mpitest.run(mpitest.mpiscope_cmd(
+        "run", "--dir", str(out), "--mpi", "openmpi", "--order", str(order), "--",
+        "srun", "--mpi=pmix", "-m", "block", "--overcommit", "-n", "8", exe, "--grid", "64x64",
+        "--steps", "5"), env=slurm, timeout=300)
+    assert "stencil: 8 ranks" in proc.stdout
     # The hostfile is really what places the ranks: a host outside the cluster is refused.
     bad = tmp_path / "bad-order"
     bad.write_text("nosuchhost\n" * 8)

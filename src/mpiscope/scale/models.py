@@ -65,7 +65,7 @@ def amdahl(nps: list[int], times: list[float]) -> dict:
         err = float(math.sqrt(max(g @ cov @ g, 0.0)))
     return {"available": True, "why_not": None, "serial_fraction": f,
             "serial_fraction_err": err, "t1_s": t1,
-            "max_speedup": (1.0 / f) if f > 0 else None}
+            "max_speedup": (1.0 / f) if 0 < f <= 1 else None}
 
 
 def karp_flatt(rows: list[dict]) -> list[dict]:

@@ -70,8 +70,10 @@ def amdahl_line(rep: dict) -> str:
         return f"Amdahl: {a['why_not']}"
     err = "" if a["serial_fraction_err"] is None else f" ± {a['serial_fraction_err']:.2g}"
     cap = "-" if a["max_speedup"] is None else f"{a['max_speedup']:.3g}"
-    return (f"Amdahl: serial fraction f = {a['serial_fraction']:.3g}{err}, "
-            f"T(1) = {_s(a['t1_s'])} s, speedup limit 1/f = {cap}")
+    f = a["serial_fraction"]
+    odd = "" if 0 <= f <= 1 else " (f outside 0..1: the time does not fall like 1/P at all)"
+    return (f"Amdahl: serial fraction f = {f:.3g}{err}, "
+            f"T(1) = {_s(a['t1_s'])} s, speedup limit 1/f = {cap}{odd}")
 
 
 def karp_flatt_grid(rep: dict):
