@@ -58,6 +58,8 @@ def _mount():
     from .bench import cli as bench_cli
     from .compare import cli as compare_cli
     from .diagnose import cli as diagnose_cli
+    from .export import cli as export_cli
+    from .html import cli as html_cli
     from .place import cli as place_cli
     from .scale import cli as scale_cli
 
@@ -66,6 +68,8 @@ def _mount():
     merge_cli.register(app)
     diagnose_cli.register(app)
     compare_cli.register(app)
+    html_cli.register(app)
+    export_cli.register(app)
     app.add_typer(place_cli.app, name="place")
     app.add_typer(bench_cli.app, name="bench")
     app.add_typer(scale_cli.app, name="scale")

@@ -103,6 +103,13 @@ class Profile:
             return np.arange(self.nranks, dtype=np.int64) // ppn
         return self.ranks["node"].astype(np.int64)
 
+    def to_pandas(self, view: str = "functions"):
+        """A pandas DataFrame of one view: "functions" (tidy rows rank, region, function,
+        calls, time, bytes_sent, bytes_recv), "ranks", "peers", "hist", "regions" or
+        "summary" (see mpiscope.export.frames and docs/python.md)."""
+        from .export.frames import frame
+        return frame(self, view)
+
     def func_id(self, name: str) -> int:
         """Index of a function name in this profile's function table (KeyError if absent)."""
         try:

@@ -1,0 +1,149 @@
+"""pandas views of a Profile: one tidy DataFrame per kind of record.
+
+Names are resolved (function and region names, not ids); numbers are the
+profile's own (seconds, bytes, counts). ``Profile.to_pandas(view)`` calls
+:func:`frame`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UserError
+from ..profile import Profile
+
+VIEWS = ("ranks", "functions", "peers", "hist", "regions", "summary")
+
+
+def _names(ids: np.ndarray, table: dict[int, str]) -> np.ndarray:
+    """Map integer ids to names with one lookup per distinct id (unknown ids as hex)."""
+    uniq, inv = np.unique(ids, return_inverse=True)
+    names = np.array([table.get(int(u), f"{int(u):016x}") for u in uniq.tolist()], dtype=object)
+    return names[inv] if len(ids) else np.zeros(0, dtype=object)
+
+
+def _func_names(prof: Profile, ids: np.ndarray) -> np.ndarray:
+    return _names(ids, dict(enumerate(prof.functions)))
+
+
+def _need_full(prof: Profile, view: str) -> None:
+    if prof.is_summary:
+        raise UserError(f"the {view} view needs per-rank records, which a summary-mode "
+                        "profile does not have (try the summary view)")
+
+
+def ranks_frame(prof: Profile):
+    """One row per rank: rank, node, wall, compute, mpi, wait, sync (s), on-/off-node traffic."""
+    import pandas as pd
+
+    _need_full(prof, "ranks")
+    r = prof.ranks
+    return pd.DataFrame({
+        "rank": r["rank"].astype(np.int64), "node": r["node"].astype(np.int64),
+        "wall": r["wall"], "compute": r["wall"] - r["mpi"], "mpi": r["mpi"],
+        "wait": r["wait"], "sync": r["sync"],
+        **{k: r[k].astype(np.int64) for k in ("on_node_msgs", "on_node_bytes", "off_node_msgs",
+                                              "off_node_bytes")},
+        "threads": r["threads"].astype(np.int64)})
+
+
+def functions_frame(prof: Profile):
+    """Tidy rows (rank, region, function, calls, time, bytes_sent, bytes_recv): one per
+    (rank, function, region) the profile recorded; time in seconds, exclusive of nested
+    regions."""
+    import pandas as pd
+
+    _need_full(prof, "functions")
+    f = prof.funcs
+    return pd.DataFrame({
+        "rank": f["rank"].astype(np.int64), "region": _names(f["region"], prof.region_names),
+        "function": _func_names(prof, f["func"]), "calls": f["calls"].astype(np.int64),
+        "time": f["time"], "bytes_sent": f["bytes_sent"].astype(np.int64),
+        "bytes_recv": f["bytes_recv"].astype(np.int64)})
+
+
+def peers_frame(prof: Profile):
+    """Point-to-point traffic: rank, peer, messages, bytes (rank sent to peer)."""
+    import pandas as pd
+
+    _need_full(prof, "peers")
+    p = prof.peers
+    return pd.DataFrame({"rank": p["rank"].astype(np.int64), "peer": p["peer"].astype(np.int64),
+                         "messages": p["msgs"].astype(np.int64),
+                         "bytes": p["bytes"].astype(np.int64)})
+
+
+def hist_frame(prof: Profile):
+    """Message-size histogram: rank (-1: summed over ranks), region, function, bucket,
+    smallest and largest size of the bucket (bytes), calls, time."""
+    import pandas as pd
+
+    from ..format import ALL_RANKS
+    from ..report.comm import bucket_range
+
+    h = prof.hist
+    # Bucket bounds as Python ints: a corrupt bucket (> 64) would overflow int64.
+    uniq, inv = np.unique(h["bucket"], return_inverse=True)
+    bounds = np.array([bucket_range(int(b)) for b in uniq.tolist()] or np.zeros((0, 2)),
+                      dtype=object).reshape(-1, 2)
+    lo_hi = bounds[inv.ravel()] if len(h) else np.zeros((0, 2), dtype=object)
+    rank = h["rank"].astype(np.int64)
+    return pd.DataFrame({
+        "rank": np.where(h["rank"] == ALL_RANKS, -1, rank),
+        "region": _names(h["region"], prof.region_names),
+        "function": _func_names(prof, h["func"]), "bucket": h["bucket"].astype(np.int64),
+        "size_min": lo_hi[:, 0], "size_max": lo_hi[:, 1],
+        "calls": h["count"].astype(np.int64), "time": h["time"]})
+
+
+def regions_frame(prof: Profile):
+    """One row per (rank, region): depth, parent region, entries, wall time (inclusive)."""
+    import pandas as pd
+
+    _need_full(prof, "regions")
+    g = prof.regions
+    names = prof.region_names
+    parent = _names(g["parent"], names)
+    return pd.DataFrame({
+        "rank": g["rank"].astype(np.int64), "region": _names(g["region"], names),
+        "depth": g["depth"].astype(np.int64),
+        "parent": np.where(g["parent"] == 0, None, parent),
+        "entries": g["entries"].astype(np.int64), "wall": g["wall"]})
+
+
+def summary_frame(prof: Profile):
+    """The runtime's cross-rank reduction (summary mode): function ("(rank level)" for the
+    per-rank metrics), region, metric, min, max, sum, min_rank, max_rank, nonzero."""
+    import pandas as pd
+
+    from .. import format as fmt
+
+    s = prof.summary
+    level = s["func"] == fmt.SUMMARY_RANK_LEVEL
+    func = np.where(level, "(rank level)", _func_names(prof, np.where(level, 0, s["func"])))
+    metric = np.where(level, np.array(fmt.RANK_METRICS, dtype=object)[
+        np.minimum(s["metric"], len(fmt.RANK_METRICS) - 1)],
+        np.array(fmt.FUNC_METRICS, dtype=object)[np.minimum(s["metric"],
+                                                            len(fmt.FUNC_METRICS) - 1)])
+    return pd.DataFrame({
+        "function": func, "region": _names(s["region"], prof.region_names), "metric": metric,
+        "min": s["min"], "max": s["max"], "sum": s["sum"],
+        "min_rank": s["min_rank"].astype(np.int64), "max_rank": s["max_rank"].astype(np.int64),
+        "nonzero": s["nonzero"].astype(np.int64)})
+
+
+_BUILDERS = {"ranks": ranks_frame, "functions": functions_frame, "peers": peers_frame,
+             "hist": hist_frame, "regions": regions_frame, "summary": summary_frame}
+
+
+def frame(prof: Profile, view: str = "functions"):
+    """The DataFrame of one view (see VIEWS).
+
+    Raises:
+        UserError: unknown view, or a per-rank view of a summary-mode profile.
+    """
+    try:
+        build = _BUILDERS[view]
+    except KeyError:
+        raise UserError(f"unknown view {view!r} (views: {', '.join(VIEWS)})") from None
+    return build(prof)

@@ -1,0 +1,121 @@
+"""The report dict's tables as sortable HTML tables (same numbers and formats as the terminal).
+
+Cells show the terminal's formatting (``report.tables.fmt_*``) and sort by the
+exact value.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+from ..report.tables import fmt_bytes, fmt_count, fmt_pct, fmt_pe, fmt_time
+from . import page
+from .page import Markup, cell
+
+
+def _stat_cells(s: dict | None, fmt=fmt_time) -> list:
+    if s is None:
+        return ["-"] * 6
+    return [cell(fmt(s["min"]), s["min"]), cell(fmt(s["max"]), s["max"]),
+            cell(fmt(s["avg"]), s["avg"]), cell(fmt_pe(s["min_pe"]), s["min_pe"]),
+            cell(fmt_pe(s["max_pe"]), s["max_pe"]),
+            cell(fmt_pct(s["imbalance_pct"]), s["imbalance_pct"])]
+
+
+STAT_COLUMNS = ["min", "max", "avg", "minPE", "maxPE", "imb."]
+
+
+def run_facts(rep: dict) -> Markup:
+    """Program, arguments, ranks, nodes, mode, MPI library, start, job, host, runtime."""
+    p = rep["profile"]
+    nodes = None if p["nnodes"] is None else f"{p['nnodes']:,}" + (
+        f" (modelled as {p['ppn_model']} ranks per node)" if p["ppn_model"] else "")
+    when = None
+    if p["start_time"]:
+        when = f"{_dt.datetime.fromtimestamp(p['start_time'], _dt.timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
+    flags = ", ".join(f for f, on in (("partial (snapshot)", p["partial"]),
+                                      ("a table overflowed", p["overflow"]),
+                                      ("MPISCOPE_SYNC on", p["sync"])) if on) or None
+    return page.facts([
+        ("Program", p["program"] or "?"), ("Arguments", " ".join(p["argv"]) if p["argv"] else None),
+        ("Profile", p["path"] or None), ("Processes", f"{p['nranks']:,}"), ("Nodes", nodes),
+        ("Mode", p["mode"]), ("Flags", flags), ("MPI library", p["mpi_library"]),
+        ("Started", when), ("Job", p["job_id"]), ("Host (rank 0)", p["hostname"]),
+        ("Runtime", p["runtime_version"])])
+
+
+def summary_table(rep: dict) -> Markup:
+    rows = [[row["label"], *_stat_cells(row)] for row in rep["summary"]]
+    return page.table(["seconds per rank", *STAT_COLUMNS], rows,
+                      caption="Profile summary (Cray profiler wording)")
+
+
+def function_table(rows: list[dict], caption: str) -> Markup:
+    """The per-function table of the report (``rep["functions"]`` or a region's)."""
+    out = []
+    for r in rows:
+        s = r["time_per_rank"] or {}
+        out.append([r["name"], cell(fmt_pct(r["pct_mpi"]), r["pct_mpi"]),
+                    cell(fmt_time(r["time"]), r["time"]), cell(fmt_count(r["calls"]), r["calls"]),
+                    cell(fmt_bytes(r["bytes_sent"]), r["bytes_sent"]),
+                    cell(fmt_bytes(r["bytes_recv"]), r["bytes_recv"]),
+                    cell(fmt_time(s.get("avg")), s.get("avg")),
+                    cell(fmt_time(s.get("min")), s.get("min")),
+                    cell(fmt_time(s.get("max")), s.get("max")),
+                    cell(fmt_pe(s.get("min_pe")), s.get("min_pe")),
+                    cell(fmt_pe(s.get("max_pe")), s.get("max_pe")),
+                    cell(fmt_pct(s.get("imbalance_pct")), s.get("imbalance_pct"))])
+    return page.table(["Function", "% MPI", "total time", "calls", "bytes sent", "bytes recv",
+                       "avg/rank", "min/rank", "max/rank", "minPE", "maxPE", "imb."], out,
+                      caption=caption)
+
+
+def histogram_table(rows: list[dict]) -> Markup:
+    total = sum(r["count"] for r in rows) or 1
+    out = [[cell("0" if r["bucket"] == 0 else f"{fmt_bytes(r['lo'])} - {fmt_bytes(r['hi'])}",
+                 r["lo"]),
+            cell(fmt_count(r["count"]), r["count"]),
+            cell(fmt_pct(100.0 * r["count"] / total), r["count"]),
+            cell(fmt_time(r["time"]), r["time"]),
+            ", ".join(f"{n} {fmt_count(c)}" for n, c in
+                      sorted(r["by_function"].items(), key=lambda kv: (-kv[1], kv[0])))]
+           for r in rows]
+    return page.table(["bytes", "calls", "% calls", "time", "functions"], out,
+                      caption="Message sizes (calls per log2 bucket, all ranks)")
+
+
+def traffic_table(p2p: dict) -> Markup:
+    tm, tb = p2p["total_msgs"] or 1, p2p["total_bytes"] or 1
+    out = []
+    for label, key in (("on-node", "on_node"), ("off-node", "off_node")):
+        m, b = p2p[f"{key}_msgs"], p2p[f"{key}_bytes"]
+        out.append([label, cell(fmt_count(m), m), cell(fmt_bytes(b), b),
+                    fmt_pct(100.0 * m / tm), fmt_pct(100.0 * b / tb)])
+    out.append(["total", fmt_count(p2p["total_msgs"]), fmt_bytes(p2p["total_bytes"]), "", ""])
+    return page.table(["", "messages", "bytes", "% messages", "% bytes"], out, sortable=False)
+
+
+def pairs_table(rows: list[dict]) -> Markup:
+    out = [[cell(f"{r['a']} <-> {r['b']}", r["a"]), cell(fmt_count(r["msgs"]), r["msgs"]),
+            cell(fmt_bytes(r["bytes"]), r["bytes"]), cell(fmt_bytes(r["bytes_ab"]), r["bytes_ab"]),
+            cell(fmt_bytes(r["bytes_ba"]), r["bytes_ba"]),
+            "-" if "on_node" not in r else ("on" if r["on_node"] else "off")] for r in rows]
+    return page.table(["ranks", "messages", "bytes", "bytes a->b", "bytes b->a", "node"], out,
+                      caption="Top communicating pairs (both directions)")
+
+
+def region_stats_table(reg: dict) -> Markup:
+    rows = []
+    if reg.get("wall") is not None:
+        rows.append(["Region wall time (inclusive)", *_stat_cells(reg["wall"])])
+    if reg.get("mpi") is not None:
+        rows.append(["MPI time in region (inclusive)", *_stat_cells(reg["mpi"])])
+    return page.table(["seconds per rank", *STAT_COLUMNS], rows)
+
+
+def io_table(files: list[dict]) -> Markup:
+    keys = sorted({k for f in files for k in f if k != "name"})
+    out = [[str(f.get("name", "?")), *("-" if f.get(k) is None else str(f[k]) for k in keys)]
+           for f in files]
+    return page.table(["file", *keys], out,
+                      caption="MPI-IO files and hints (rank 0's view after MPI_File_open)")

@@ -1,0 +1,90 @@
+"""The HTML page's data reductions (downsampling, matrix blocks) and the html command,
+without a browser."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import mpitest
+from mpiscope import format as fmt
+from mpiscope import read, testing
+from mpiscope.html import matrix, ranks
+from mpiscope.html.escape import clean, plot_text, script_json, text
+
+
+def test_buckets_keep_the_extreme_ranks():
+    rng = np.random.default_rng(3)
+    n = 100_003
+    compute = rng.random(n)
+    compute[77_777] = 50.0      # the slowest rank
+    compute[12_345] = -1.0      # the fastest (a negative value stays visible too)
+    parts = {"compute": compute, "mpi": np.full(n, 0.5)}
+    b = ranks.bucketize(parts, nbuckets=500)
+    assert len(b.start) == 500 and b.size.sum() == n and not b.exact
+    assert b.hi.max() == 50.5 and b.hi_rank[np.argmax(b.hi)] == 77_777
+    assert b.lo.min() == -0.5 and b.lo_rank[np.argmin(b.lo)] == 12_345
+    # averages are exact per bucket
+    i = int(np.searchsorted(b.start, 77_777, side="right") - 1)
+    lo, hi = b.start[i], b.start[i] + b.size[i]
+    assert np.isclose(b.avg["compute"][i], compute[lo:hi].mean())
+    # sorted: the slowest rank first, the fastest last
+    order = ranks.sort_order(compute)
+    s = ranks.bucketize(parts, order, nbuckets=500)
+    assert s.first_rank[0] == 77_777 and s.last_rank[-1] == 12_345
+    assert ranks.position_of(order, 77_777) == 0
+
+
+def test_small_jobs_are_not_downsampled():
+    parts = {"compute": np.arange(7.0)}
+    b = ranks.bucketize(parts, nbuckets=500)
+    assert b.exact and b.first_rank.tolist() == list(range(7))
+    assert b.avg["compute"].tolist() == list(range(7))
+
+
+def test_block_matrix_sums_every_byte_and_outlines_nodes():
+    peers = testing.records(fmt.PEER, [dict(rank=s, peer=d, msgs=m, bytes=by) for s, d, m, by in
+                                       [(0, 1, 2, 10), (1, 0, 1, 5), (5, 9, 3, 7), (9, 5, 1, 1)]])
+    node = np.repeat(np.arange(5), 2)  # 2 ranks per node, 10 ranks
+    exact = matrix.block_matrix(peers, 10, node, max_blocks=16)
+    assert exact.block == 1 and exact.nbytes[0, 1] == 10 and exact.nbytes[9, 5] == 1
+    assert exact.outlines == [(0, 2), (2, 4), (4, 6), (6, 8), (8, 10)]
+    agg = matrix.block_matrix(peers, 10, node, max_blocks=2)
+    assert agg.block == 5 and agg.nbytes.shape == (2, 2)
+    assert agg.nbytes.tolist() == [[15, 0], [0, 8]] and agg.msgs.sum() == 7
+    assert agg.outlines == [] and "spans several nodes" in agg.outline_why
+
+
+def test_escaping_of_profile_strings():
+    assert text("<script>") == "&lt;script&gt;"
+    assert text('a"b') == "a&quot;b"
+    assert plot_text("<b>x</b>") == "&lt;b&gt;x&lt;/b&gt;"
+    assert clean("\ud800x\x01") == "\ufffdx\\x01"
+    assert clean(b"\xff") == "\ufffd"
+    js = script_json({"s": "</script><script>alert(1)</script>"})
+    assert "<" not in js and ">" not in js
+
+
+def test_html_command_refuses_to_overwrite_and_bad_profiles(tmp_path):
+    path = testing.write_synthetic(tmp_path / "s.mpiscope", 16, ppn=4)
+    out = tmp_path / "s.html"
+    out.write_text("keep")
+    proc = mpitest.run(mpitest.mpiscope_cmd("html", str(path)), check=False)
+    assert proc.returncode == 2 and "exists" in proc.stderr and out.read_text() == "keep"
+    mpitest.run(mpitest.mpiscope_cmd("html", str(path), "--force"))
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "Plotly.newPlot" in page
+    assert "https://" not in page.split("<script>", 2)[0]  # nothing loaded from the network
+    bad = tmp_path / "bad.mpiscope"
+    bad.write_bytes(b"MPISCOPE" + b"\0" * 10)
+    proc = mpitest.run(mpitest.mpiscope_cmd("html", str(bad)), check=False)
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
+    assert not (tmp_path / "bad.html").exists()
+
+
+def test_summary_profile_page_says_what_is_missing(tmp_path):
+    path = testing.write_synthetic(tmp_path / "s.mpiscope", 64, mode="summary", ppn=8)
+    out = tmp_path / "s.html"
+    mpitest.run(mpitest.mpiscope_cmd("html", str(path), "-o", str(out)))
+    page = out.read_text()
+    assert "summary-mode profile has no per-rank rows" in page
+    assert read(str(path)).is_summary
