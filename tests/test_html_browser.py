@@ -71,6 +71,12 @@ def test_miniapp_page_draws_every_view(impl, nranks, app, tmp_path, chromium):  
     assert rep["regions"], f"{app} has MPI_Pcontrol regions"
     for reg in rep["regions"]:
         assert pg.locator("h3", has_text=f"Region {reg['name']}").count() == 1
+    # POP metrics of the report dict, whole run and per region.
+    assert rep["pop"]["available"]
+    pop_text = pg.locator("section#pop").inner_text()
+    assert f"{100.0 * rep['pop']['whole']['load_balance']:.1f}%" in pop_text
+    for reg in rep["pop"]["regions"]:
+        assert reg["name"] in pop_text
     # Per-rank stack (compute in blue, wait in red) with minPE/maxPE of compute marked.
     stack = pg.locator(f"#{plots[0]['id']}")
     assert browser.has_colour(plots[0]["image"], RANK_COLOURS["compute"])

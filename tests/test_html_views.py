@@ -88,3 +88,35 @@ def test_summary_profile_page_says_what_is_missing(tmp_path):
     page = out.read_text()
     assert "summary-mode profile has no per-rank rows" in page
     assert read(str(path)).is_summary
+
+
+def test_diagnosis_and_pop_dicts_render_what_is_there():
+    from mpiscope.html.explain import diagnosis_section, pop_section
+
+    diag = {"schema": "mpiscope-diagnosis/1", "clean": False, "headline": "rank <2> is slow",
+            "findings": [{"rule": "compute-imbalance", "title": "Compute <b>imbalance</b>",
+                          "cost_s": 1.25, "cost_pct": 12.5,
+                          "ranks": {"count": 1, "min_pe": 0, "max_pe": 2, "list": [2]},
+                          "evidence": [{"label": "imbalance", "value": 63.3, "unit": "%"},
+                                       {"label": "slowest", "value": "rank 2", "unit": ""}],
+                          "fix": "balance the work", "command": "mpiscope place auto"}],
+            "limits": ["one run only"]}
+    html = diagnosis_section(diag)
+    assert "rank &lt;2&gt; is slow" in html and "Compute &lt;b&gt;imbalance&lt;/b&gt;" in html
+    assert "1.250 s (12.5% of the run)" in html and "maxPE 2" in html
+    assert "<code>mpiscope place auto</code>" in html and "one run only" in html
+    assert diagnosis_section(None) is None
+    pop = {"available": True, "why_not": None,
+           "whole": {"parallel_efficiency": 0.5, "load_balance": 0.8,
+                     "communication_efficiency": 0.625, "serialisation": None,
+                     "transfer": None},
+           "regions": [{"name": "halo", "parallel_efficiency": 0.25, "load_balance": 1.0,
+                        "communication_efficiency": 0.25, "serialisation": 0.5,
+                        "transfer": 0.5}],
+           "notes": ["from totals"]}
+    html = pop_section(pop)
+    assert "80.0%" in html and "62.5%" in html and "halo" in html and "from totals" in html
+    assert 'data-sort=""' not in html  # a missing number shows "-" and sorts as text
+    missing = pop_section({"available": False, "why_not": "summary mode without wall",
+                           "whole": None, "regions": [], "notes": []})
+    assert "Not available" in missing and "summary mode without wall" in missing
