@@ -71,6 +71,9 @@ def test_miniapp_page_draws_every_view(impl, nranks, app, tmp_path, chromium):  
     assert rep["regions"], f"{app} has MPI_Pcontrol regions"
     for reg in rep["regions"]:
         assert pg.locator("h3", has_text=f"Region {reg['name']}").count() == 1
+    # The diagnosis dict's headline (mpiscope.diagnose is on main).
+    from mpiscope.diagnose import diagnose
+    assert diagnose(prof, rep)["headline"] in pg.locator("section#diagnosis").inner_text()
     # POP metrics of the report dict, whole run and per region.
     assert rep["pop"]["available"]
     pop_text = pg.locator("section#pop").inner_text()

@@ -107,7 +107,10 @@ def _region_rank_parts(prof: Profile, rid: int, nested: set[int]) -> dict[str, n
     regs = prof.regions
     wall = np.bincount(regs["rank"][regs["region"] == rid].astype(np.int64),
                        weights=regs["wall"][regs["region"] == rid], minlength=prof.nranks)
-    inside = np.isin(prof.funcs["region"], np.fromiter(nested, np.uint64))
+    # One comparison per nested region (a few) is faster than np.isin's sort of 10^6 ids.
+    inside = np.zeros(len(prof.funcs), bool)
+    for r in nested:
+        inside |= prof.funcs["region"] == np.uint64(r)
     mpi = np.bincount(prof.funcs["rank"][inside].astype(np.int64),
                       weights=prof.funcs["time"][inside], minlength=prof.nranks)
     return {"compute": np.maximum(wall - mpi, 0.0), "mpi": mpi}
