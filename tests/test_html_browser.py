@@ -197,3 +197,43 @@ def test_million_rank_page_is_downsampled_and_draws(tmp_path, chromium):  # noqa
     heat = next(p for p in plots if p["heat"])
     assert "in blocks of 4,096 ranks" in pg.locator(f"#{heat['id']}").text_content()
     loaded.close()
+
+
+def test_compare_page_side_by_side(impl, nranks, tmp_path, chromium):  # noqa: F811
+    """`mpiscope compare A B --html` on zonal gather -> distributed: A and B drawn side by
+    side, the compare dict's "worse" list shown, changes coloured."""
+    from mpiscope.compare import compare
+
+    n = min(nranks, 4)
+    args = ("--grid", f"32x{6 * n}x4", "--steps", "3", "--procs", f"1x{n}")
+    pa, _ = profiled(impl, n, "zonal", *args, "--variant", "gather", outdir=tmp_path / "a")
+    pb, _ = profiled(impl, n, "zonal", *args, "--variant", "distributed", outdir=tmp_path / "b")
+    out = tmp_path / "cmp.html"
+    mpitest.run(mpitest.mpiscope_cmd("compare", pa.path, pb.path, "--html", "-o", str(out)))
+    ra, rb = build_report(pa), build_report(pb)
+    c = compare(pa, ra, pb, rb)
+    loaded = browser.open_page(chromium, out)
+    plots = _check_page(loaded)
+    pg = loaded.page
+    # Rank stacks (2 x 2), histograms and (with point-to-point traffic) matrices:
+    # each A beside its B, same y range.
+    with_peers = [len(p.peers) > 0 for p in (pa, pb)]
+    assert len(plots) == 6 + sum(with_peers)
+    pairs = [(plots[i], plots[i + 1]) for i in (0, 2)] + [(plots[-2], plots[-1])]
+    for left, right in pairs:
+        assert left["y"] == right["y"] and left["x"] < right["x"]
+    yr = pg.evaluate(f"""() => [document.getElementById('{plots[0]["id"]}').layout.yaxis.range,
+                               document.getElementById('{plots[1]["id"]}').layout.yaxis.range]""")
+    assert yr[0] == yr[1]
+    worse = pg.locator("section#worse li").all_text_contents()
+    assert worse == c["worse"]
+    # The gather's MPI_Gatherv bytes fall: its bytes change is "better" (green).
+    row = pg.locator("section#functions tr", has_text="MPI_Gatherv")
+    gatherv = next(f for f in c["functions"] if f["name"] == "MPI_Gatherv")
+    assert gatherv["bytes"]["change_pct"] < -5
+    assert row.locator("td").nth(8).get_attribute("class") == "better"
+    loaded.close()
+    # Never overwrite without --force.
+    proc = mpitest.run(mpitest.mpiscope_cmd("compare", pa.path, pb.path, "--html", "-o",
+                                            str(out)), check=False)
+    assert proc.returncode == 2 and "exists" in proc.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -21,6 +22,12 @@ def register(app: typer.Typer) -> None:
         ppn: Optional[int] = typer.Option(None, "--ppn", metavar="N", help="Model N "
                                           "consecutive ranks per node in both reports "
                                           "(full-mode profiles only)."),
+        html: bool = typer.Option(False, "--html", help="Write the comparison as one offline "
+                                  "HTML page (docs/html.md) instead of printing it."),
+        output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE",
+                                              help="With --html: the file to write (default: "
+                                                   "A-vs-B.html in the current directory)."),
+        force: bool = typer.Option(False, "--force", help="With --html: overwrite FILE."),
     ):
         """Compare two profiles: per function and region the change in time, calls, bytes
         and imbalance, POP metrics side by side, which ranks moved; what got worse first.
@@ -33,6 +40,10 @@ def register(app: typer.Typer) -> None:
         from . import compare as build
         from .render import render
 
+        if html:
+            from ..html.cli import compare_html
+            compare_html(profile_a, profile_b, output, force, strict, ppn)
+            return
         pa, pb = read(profile_a), read(profile_b)
         c = build(pa, build_report(pa, ppn=ppn), pb, build_report(pb, ppn=ppn), strict=strict)
         if as_json:

@@ -28,7 +28,7 @@ def _r(a: np.ndarray, digits: int = 6) -> list:
 
 
 def rank_stack(b: Buckets, title: str, sorted_by: str | None = None,
-               marks: list[tuple[int, float, str]] = ()) -> dict:
+               marks: list[tuple[int, float, str]] = (), ymax: float | None = None) -> dict:
     """Stacked bars of the parts of ``b``, one bar per bucket.
 
     Arguments:
@@ -36,6 +36,7 @@ def rank_stack(b: Buckets, title: str, sorted_by: str | None = None,
         title: figure title (already plot-safe).
         sorted_by: None for rank order, else the name of the sort key (for labels).
         marks: (position, y, label) arrows, e.g. the minPE and maxPE ranks.
+        ymax: top of the y axis (None: plotly's autorange).
     """
     x = b.start + (b.size - 1) / 2.0
     if b.exact:
@@ -64,7 +65,8 @@ def rank_stack(b: Buckets, title: str, sorted_by: str | None = None,
                                           "<extra></extra>"})
     xtitle = "rank" if sorted_by is None else f"ranks sorted by {sorted_by}, largest first"
     layout = {"title": {"text": title}, "barmode": "stack", "bargap": 0,
-              "xaxis": {"title": {"text": xtitle}}, "yaxis": {"title": {"text": "seconds"}},
+              "xaxis": {"title": {"text": xtitle}}, "yaxis": {"title": {"text": "seconds"},
+                        **({"range": [0, ymax]} if ymax else {})},
               "legend": {"orientation": "h", "y": -0.25},
               "annotations": [{"x": px, "y": py, "text": label, "showarrow": True,
                                "arrowhead": 2, "ax": 0, "ay": -30, "font": {"size": 11}}

@@ -14,6 +14,37 @@ def default_output(profile: str) -> Path:
     return p.with_suffix(".html") if p.suffix == ".mpiscope" else p.with_name(p.name + ".html")
 
 
+def _stem(profile: str) -> str:
+    name = Path(profile).name
+    return name[:-len(".mpiscope")] if name.endswith(".mpiscope") else name
+
+
+def _refuse_existing(out: Path, force: bool) -> None:
+    """Checked before the work (and again when writing): never lose a file."""
+    if out.exists() and not force:
+        from ..errors import UserError
+        raise UserError(f"{out} exists; choose another -o or pass --force")
+
+
+def compare_html(profile_a: str, profile_b: str, output: Path | None, force: bool,
+                 strict: bool, ppn: int | None) -> Path:
+    """``mpiscope compare A B --html``: the comparison page (compare_page.py)."""
+    from ..compare import compare
+    from ..reader import read
+    from ..report import build_report
+    from . import page
+    from .compare_page import compare_page
+
+    out = output or Path(f"{_stem(profile_a)}-vs-{_stem(profile_b)}.html")
+    _refuse_existing(out, force)
+    pa, pb = read(profile_a), read(profile_b)
+    ra, rb = build_report(pa, ppn=ppn), build_report(pb, ppn=ppn)
+    c = compare(pa, ra, pb, rb, strict=strict)
+    page.write(out, compare_page(c, pa, ra, pb, rb, ppn), force=force)
+    typer.echo(f"mpiscope: wrote {out} ({out.stat().st_size / 1e6:.1f} MB)")
+    return out
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def html(
@@ -39,9 +70,7 @@ def register(app: typer.Typer) -> None:
         prof = read(profile)
         rep = build_report(prof, ppn=ppn)
         out = output or default_output(profile)
-        if out.exists() and not force:  # checked before the work, and again when writing
-            from ..errors import UserError
-            raise UserError(f"{out} exists; choose another -o or pass --force")
+        _refuse_existing(out, force)
         html_text = profile_page(prof, rep, diagnose_or_none(prof, rep), ppn)
         page.write(out, html_text, force=force)
         typer.echo(f"mpiscope: wrote {out} ({out.stat().st_size / 1e6:.1f} MB)")

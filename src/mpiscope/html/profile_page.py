@@ -38,9 +38,11 @@ def _stat(rep: dict, metric: str) -> dict:
 
 
 def rank_views(parts: dict[str, np.ndarray], key: str, key_stats: dict, title: str,
-               anchor_text: str, nbuckets: int = NBUCKETS, sort: bool = True) -> list[Markup]:
+               anchor_text: str, nbuckets: int = NBUCKETS, sort: bool = True,
+               ymax: float | None = None) -> list[Markup]:
     """The stack in rank order and (if ``sort``) sorted by ``key`` (largest first),
-    with the minPE and maxPE of ``key`` marked."""
+    with the minPE and maxPE of ``key`` marked; ``ymax`` fixes the y range (to compare
+    two runs)."""
     total = sum(parts.values())
     n = len(total)
     out = []
@@ -58,7 +60,7 @@ def rank_views(parts: dict[str, np.ndarray], key: str, key_stats: dict, title: s
                                  "min and max kept)"
         out.append(page.figure(charts.rank_stack(
             b, plot_text(title) + ("" if sorted_by is None else ", sorted") + how,
-            sorted_by, marks), height=380))
+            sorted_by, marks, ymax), height=380))
     return out
 
 
