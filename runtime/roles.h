@@ -210,8 +210,10 @@ static inline void mpiscope_recv_status(mpiscope_call_t *c, int rc, MPI_Status *
 
 /* --- cancelled receives (cancels.c) ---------------------------------------------------- */
 
+/* Every posted receive, 0 bytes too: its entry replaces whatever an earlier
+ * request with the same (reused) handle left. */
 #define MPISCOPE_POST_recv_req(c, rc, request) \
-    do { if ((rc) == MPI_SUCCESS && (c)->recv && (request)) mpiscope_recv_posted((c), *(request)); } while (0)
+    do { if ((rc) == MPI_SUCCESS && (request)) mpiscope_recv_posted((c), *(request)); } while (0)
 #define MPISCOPE_POST_cancel(c, rc, request) \
     do { if ((rc) == MPI_SUCCESS && (request)) mpiscope_cancel_asked(*(request)); } while (0)
 

@@ -26,7 +26,7 @@
     X(MAX_REGIONS, int, "64", "2..4096",                                                          \
       "distinct Pcontrol regions per process, plus one for outside every region")                 \
     X(MAX_REQUESTS, int, "4096", "16..16777216",                                                  \
-      "persistent requests alive at the same time")                                               \
+      "persistent requests alive at the same time; also receive requests followed for MPI_Cancel") \
     X(MAX_COMMS, int, "1024", "16..1048576",                                                      \
       "communicators whose rank translation is cached at the same time")                          \
     X(SNAPSHOT, int, "0", "0..31536000",                                                          \
