@@ -44,7 +44,11 @@ def main(argv=None) -> int:
     subprocess.run([sys.executable, "-m", "mpiscope.cli", "html", str(prof), "-o", str(page)],
                    env=env, check=True, stdout=subprocess.DEVNULL)
     write_s = time.perf_counter() - t0
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak_kib = ru.ru_maxrss
+    # CPU seconds of the child: what the write costs on an idle machine (it is
+    # single-threaded), whatever else this shared machine is running.
+    write_cpu = ru.ru_utime + ru.ru_stime
     size = page.stat().st_size
     if not args.keep:
         prof.unlink()
@@ -61,9 +65,10 @@ def main(argv=None) -> int:
             loaded.close()
     if not args.keep:
         page.unlink()
-    out = {"ranks": args.ranks, "write_s": round(write_s, 2),
+    out = {"ranks": args.ranks, "write_s": round(write_s, 2), "write_cpu_s": round(write_cpu, 2),
            "peak_rss_gib": round(peak_kib / 2**20, 2), "file_mb": round(size / 1e6, 2),
-           "figures": nplots, "browser_load_s": [round(x, 2) for x in loads]}
+           "figures": nplots, "browser_load_s": [round(x, 2) for x in loads],
+           "load_average": round(os.getloadavg()[0], 1)}
     print(json.dumps(out))
     return 0
 
