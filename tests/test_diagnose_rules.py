@@ -124,6 +124,30 @@ def test_late_arrival_with_and_without_sync(impl):
     assert f["ranks"]["list"] == [srow["min_pe"]]
 
 
+def test_threads_summed(impl):
+    # tests/programs/threads: two threads per rank in MPI_Sendrecv at once, under
+    # MPI_THREAD_MULTIPLE; their summed MPI time exceeds the wall time when they overlap
+    # enough, which the scheduler decides: one of three runs must show it.
+    for attempt in range(3):
+        prof, _ = er.run_program(impl, 2, ("threads",), attempt=attempt)
+        if (prof.ranks["mpi"] > prof.ranks["wall"]).any():
+            break
+    else:
+        raise AssertionError("two threads' MPI time never exceeded wall time in 3 runs")
+    rep = build_report(prof)
+    diag = diagnose(prof, rep)
+    f = diag["findings"][0]
+    assert f["rule"] == "threads-summed" and f["cost_s"] == 0
+    over = sorted(int(r) for r in (prof.ranks["mpi"] > prof.ranks["wall"]).nonzero()[0])
+    assert f["ranks"]["list"] == over
+    assert {e["label"]: e["value"] for e in f["evidence"]}["threads that called MPI (max)"] == 2
+    assert not rep["pop"]["available"] and "threads" in rep["pop"]["why_not"]
+    assert not {"compute-imbalance", "late-sender"} & {x["rule"] for x in diag["findings"]}
+    # one thread calling MPI: MPI time never exceeds wall time, the rule stays silent
+    single = rules_of(er.run_program(impl, 2, ("diag_steps", "50", "100", "allreduce"))[0])
+    assert "threads-summed" not in single
+
+
 def test_small_messages(impl):
     for n in sizes(impl):
         found = rules_of(er.run(impl, n, er.STENCIL_TINY)[0])

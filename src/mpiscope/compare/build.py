@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import numpy as np
@@ -15,6 +16,16 @@ SCHEMA = "mpiscope-compare/1"
 TOP_RANKS = 5
 # A change smaller than this share of the larger value is "unchanged" in the worse-first list.
 NOISE_PCT = 5.0
+
+
+def kept_for_compare(prof: Profile) -> Profile:
+    """The part of a profile ``compare`` reads once its report is built: the per-rank rows
+    (copied) and the summary records. Dropping the rest unmaps the file, so comparing two
+    1,048,576-rank profiles holds one mapped file at a time, not two (docs/performance.md)."""
+    empty = {f: np.zeros(0, getattr(prof, f).dtype) for f in ("funcs", "hist", "peers",
+                                                               "regions", "nodes")}
+    return dataclasses.replace(prof, ranks=np.array(prof.ranks), summary=np.array(prof.summary),
+                               **empty)
 
 
 def _side(prof: Profile, rep: dict) -> dict:

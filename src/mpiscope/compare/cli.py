@@ -38,14 +38,21 @@ def register(app: typer.Typer) -> None:
         from ..report import build_report
         from ..report_cli import _json_safe
         from . import compare as build
+        from .build import kept_for_compare
         from .render import render
 
         if html:
             from ..html.cli import compare_html
             compare_html(profile_a, profile_b, output, force, strict, ppn)
             return
-        pa, pb = read(profile_a), read(profile_b)
-        c = build(pa, build_report(pa, ppn=ppn), pb, build_report(pb, ppn=ppn), strict=strict)
+        # One mapped file at a time: A's report, then only what compare needs of A.
+        pa = read(profile_a)
+        rep_a = build_report(pa, ppn=ppn)
+        pa = kept_for_compare(pa)
+        pb = read(profile_b)
+        rep_b = build_report(pb, ppn=ppn)
+        pb = kept_for_compare(pb)
+        c = build(pa, rep_a, pb, rep_b, strict=strict)
         if as_json:
             json.dump(_json_safe(c), sys.stdout, indent=1)
             sys.stdout.write("\n")
