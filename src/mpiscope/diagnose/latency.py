@@ -21,9 +21,11 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
     kinds = {r["name"]: r["kind"] for r in rep["functions"]}
     small = total = 0
     for h in rep["histogram"]:
+        if h["bucket"] == 0:
+            continue  # 0-byte calls (MPI_PROC_NULL at a domain's edge, empty messages) carry nothing
         n = sum(c for f, c in h["by_function"].items() if kinds.get(f) == "p2p")
         total += n
-        if h["hi"] <= SMALL_BYTES - 1 or h["bucket"] == 0:
+        if h["hi"] <= SMALL_BYTES - 1:
             small += n
     if total == 0 or small < SMALL_SHARE * total:
         return []
