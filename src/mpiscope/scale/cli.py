@@ -91,7 +91,10 @@ def report(directory: str = typer.Argument(..., metavar="DIR", help="A study dir
                                              "(schema mpiscope-scale/1, docs/scaling.md)."),
            plots: Optional[str] = typer.Option(None, "--plots", metavar="OUTDIR",
                                                help="Also write scaling.png, functions.png and "
-                                                    "models.png into OUTDIR.")):
+                                                    "models.png into OUTDIR."),
+           html: Optional[str] = typer.Option(None, "--html", metavar="FILE",
+                                              help="Also write the tables and plots as one "
+                                                   "offline HTML page (a new file).")):
     """Tables (P, wall time, speedup, efficiency, MPI %, POP metrics, time per function),
     Amdahl and Karp-Flatt serial fractions, Extra-P models per function and the
     extrapolation to 10x and 100x the largest P."""
@@ -105,6 +108,11 @@ def report(directory: str = typer.Argument(..., metavar="DIR", help="A study dir
         from . import plots as scale_plots
         for p in scale_plots.write_all(rep, Path(plots)):
             print(f"mpiscope: wrote {p}", file=sys.stderr)
+    if html:
+        from ..html import page
+        from .html_page import document
+        page.write(html, document(rep))
+        print(f"mpiscope: wrote {html}", file=sys.stderr)
     if as_json:
         json.dump(_json_safe(rep), sys.stdout, indent=1)
         sys.stdout.write("\n")
