@@ -3,6 +3,9 @@
 # rank 2 does 3x the work, profiled by mpiscope, then reported.
 set -euo pipefail
 source "$(dirname "$0")/mpi-env.sh"
+# The mpiscope scripts/setup.sh installed, unless the caller's PATH already has one.
+venv_bin=$(cd "$(dirname "$0")/.." && pwd)/.venv/bin
+if [ -x "$venv_bin/mpiscope" ]; then PATH=$venv_bin:$PATH; fi
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/mpiscope-demo.XXXXXX")
 app=$(mpiscope path --mpi openmpi examples/stencil)

@@ -1,35 +1,95 @@
 #!/usr/bin/env bash
-# Install everything mpiscope needs on Debian 12 / Ubuntu, build it against
-# every MPI found (Open MPI and MPICH here), and run a profiled demo.
+# Install what mpiscope needs on Debian 12 / Ubuntu 22.04 / 24.04, build it
+# against every MPI found (Open MPI and MPICH), and run a profiled demo.
 #   scripts/setup.sh            install + demo
 #   scripts/setup.sh --no-demo  install only (used by scripts/test.sh)
+#
+# System packages come from apt (as root, or through sudo). Python packages go
+# into a virtual environment inside the checkout, .venv/, made from the
+# system's /usr/bin/python3: the system's site-packages are never written
+# (PEP 668), whichever python3 comes first on PATH. Afterwards:
+#   source .venv/bin/activate      # then: mpiscope ...
+#   .venv/bin/mpiscope ...         # or call it by its path
+# A second run skips what is already there: apt packages installed, the same
+# pyproject.toml and sources as the last install (a hash in .venv), and keeps
+# build/ so that pip only rebuilds what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+repo=$PWD
+venv=$repo/.venv
+demo=1
+[ "${1:-}" = "--no-demo" ] && demo=0
 
+say() { echo "setup: $*"; }
+
+# --- system packages -------------------------------------------------------
 SUDO=""
-if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+if [ "$(id -u)" != 0 ]; then
+  if ! command -v sudo >/dev/null; then
+    say "not root and no sudo: install the apt packages listed in docs/install.md, or follow" \
+        "its 'without root' section" >&2
+    exit 1
+  fi
+  SUDO="sudo"
+fi
 
-apt_pkgs=(build-essential cmake gfortran libopenmpi-dev openmpi-bin libmpich-dev mpich)
+# Debian calls the browser chromium; Ubuntu's apt only has chromium-browser.
+browser=chromium
+if ! apt-cache show chromium >/dev/null 2>&1; then browser=chromium-browser; fi
+apt_pkgs=(
+  python3 python3-venv python3-pip python3-dev   # the virtual environment, C extensions
+  build-essential cmake gfortran                 # the runtime, benchmarks, mini-apps
+  libopenmpi-dev openmpi-bin libmpich-dev mpich  # both MPIs, side by side
+  "$browser"                                     # the HTML report's browser tests
+  slurm-wlm munge                                # a one-node Slurm for the scaling tests
+)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
+  say "apt-get install ${missing[*]}"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
 
-# scipy: its MIP solver (HiGHS) checks the corner bound's table in the tests
-# and regenerates it (perf/placement/corner_table.py); mpiscope itself does not import it.
-python3 -m pip install -q --disable-pip-version-check \
-  "scikit-build-core>=0.10" numpy typer rich matplotlib pymetis pytest pytest-xdist scipy
-# mpi4py, built against Open MPI, for bench/crosscheck_mpi4py.py (the independent
-# timing loop docs/bench.md compares `mpiscope bench` with).
-MPICC=mpicc.openmpi python3 -m pip install -q --disable-pip-version-check mpi4py
-# --no-build-isolation: use the scikit-build-core installed above; the build
-# directory is kept so a second install only rebuilds what changed.
-python3 -m pip install -q --disable-pip-version-check --no-build-isolation -Cbuild-dir=build .
+# --- the virtual environment ----------------------------------------------
+# /usr/bin/python3 by path: another python3 first on PATH (pyenv, conda) is not
+# the one apt just equipped with venv and headers.
+if ! "$venv/bin/python" -c "import sys; sys.exit(sys.prefix == sys.base_prefix)" 2>/dev/null; then
+  say "creating $venv (from /usr/bin/python3)"
+  rm -rf "$venv"
+  /usr/bin/python3 -m venv "$venv"
+fi
+py=$venv/bin/python
+pip=("$py" -m pip --disable-pip-version-check -q)
 
-if [ "${1:-}" != "--no-demo" ]; then
-  scripts/demo.sh
+# What the install depends on: the package's metadata and every file that is
+# built or shipped. Same hash as last time: nothing to do.
+state=$(cd "$repo" && find pyproject.toml CMakeLists.txt cmake runtime src bench examples \
+          tests/programs -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 \
+        | sort -z | xargs -0 sha1sum | sha1sum | cut -d' ' -f1)
+stamp=$venv/.mpiscope-installed
+if [ "$(cat "$stamp" 2>/dev/null)" != "$state" ]; then
+  # Ubuntu 22.04's pip (22.0) cannot pass settings to the build backend.
+  "$py" -c "import pip, sys; sys.exit(tuple(map(int, pip.__version__.split('.')[:2])) < (23, 1))" \
+    || "${pip[@]}" install --upgrade "pip>=23.1"
+  "$py" -c "import scikit_build_core" 2>/dev/null || \
+    "${pip[@]}" install "scikit-build-core>=0.10"
+  # mpi4py (a test extra) built against Open MPI, before pip picks a default mpicc.
+  "$py" -c "import mpi4py" 2>/dev/null || \
+    MPICC=mpicc.openmpi "${pip[@]}" install "mpi4py>=3.1"
+  say "pip install .[test] into $venv (builds the native parts for every MPI found)"
+  # --no-build-isolation: the scikit-build-core above; build-dir: kept, so a
+  # second install only rebuilds what changed.
+  "${pip[@]}" install --no-build-isolation --config-settings=build-dir=build ".[test]"
+  echo "$state" > "$stamp"
+else
+  say "mpiscope in $venv is up to date"
+fi
+
+say "done: $("$venv/bin/mpiscope" --version) in $venv"
+say "use it with: source .venv/bin/activate   (or run .venv/bin/mpiscope)"
+if [ $demo = 1 ]; then
+  PATH=$venv/bin:$PATH scripts/demo.sh
 fi

@@ -19,6 +19,7 @@ from mpiscope import launch, native, read
 from mpiscope.errors import UserError
 from mpiscope.launcher_args import parse
 from mpiscope.place.launchers import apply_order
+from test_run_launch import _compile_marker
 
 # Program arguments that look like launcher options (a host list, a host file,
 # a ranking policy); they must reach the program untouched.
@@ -104,18 +105,9 @@ def test_forwarding_merges_a_users_preload_from_the_command_line():
         ["srun", "--export=ALL", "./a"]
 
 
-def _marker_lib(tmp_path):
-    from test_run_launch import PRELOAD_MARKER
-    src = tmp_path / "marker.c"
-    src.write_text(PRELOAD_MARKER)
-    lib = tmp_path / "libmarker.so"
-    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True, timeout=60)
-    return lib
-
-
 def test_users_preload_option_keeps_profiling_on(tmp_path, impl):
     """-x LD_PRELOAD=... (Open MPI) / -genv LD_PRELOAD ... (hydra): both libraries load."""
-    lib = _marker_lib(tmp_path)
+    lib = _compile_marker(tmp_path)
     markers = tmp_path / "markers"
     markers.mkdir()
     base = mpitest.launcher(impl, 2)
@@ -160,17 +152,22 @@ def _job_processes(mark: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"])
-def test_signal_to_mpiscope_run_ends_the_whole_job(tmp_path, impl, sig):
-    mark = uuid.uuid4().hex
+def _start_sleeper(tmp_path, impl, mark):
+    """mpiscope run of a 2-rank job that sleeps; every process of it carries JOBMARK=mark."""
     sleeper = str(native.program(impl, "tests/sleeper"))
     cmd = mpitest.mpiscope_cmd("run", "--dir", str(tmp_path), "--", *mpitest.launcher(impl, 2),
                                sleeper, "120")
     # stderr to a file: a pipe would be held open by a launcher left running.
     with open(tmp_path / "stderr", "w") as err_file:
-        proc = subprocess.Popen(cmd, env=mpitest.mpi_env({"JOBMARK": mark}),
+        return subprocess.Popen(cmd, env=mpitest.mpi_env({"JOBMARK": mark}),
                                 stdout=subprocess.PIPE, stderr=err_file, text=True,
                                 start_new_session=True)
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"])
+def test_signal_to_mpiscope_run_ends_the_whole_job(tmp_path, impl, sig):
+    mark = uuid.uuid4().hex
+    proc = _start_sleeper(tmp_path, impl, mark)
     try:
         assert proc.stdout.readline().strip() == "ready"
         assert len(_job_processes(mark)) >= 4  # mpiscope, launcher, 2 ranks
@@ -196,13 +193,7 @@ def test_snapshot_signal_is_passed_on_not_fatal(tmp_path, impl):
     """SIGUSR1 (the runtime's snapshot signal) to mpiscope run reaches the launcher;
     before, its default action killed mpiscope and left the job running."""
     mark = uuid.uuid4().hex
-    sleeper = str(native.program(impl, "tests/sleeper"))
-    cmd = mpitest.mpiscope_cmd("run", "--dir", str(tmp_path), "--", *mpitest.launcher(impl, 2),
-                               sleeper, "120")
-    with open(tmp_path / "stderr", "w") as err_file:
-        proc = subprocess.Popen(cmd, env=mpitest.mpi_env({"JOBMARK": mark}),
-                                stdout=subprocess.PIPE, stderr=err_file, text=True,
-                                start_new_session=True)
+    proc = _start_sleeper(tmp_path, impl, mark)
     try:
         assert proc.stdout.readline().strip() == "ready"
         proc.send_signal(signal.SIGUSR1)

@@ -78,6 +78,16 @@ def _mount():
 _mount()
 
 
+def _usage_line(err) -> str:
+    """A click usage error as one line, like every other error of mpiscope
+    (click's own form is three lines: usage, a hint, the error)."""
+    ctx = getattr(err, "ctx", None)
+    path = ctx.command_path if ctx is not None and ctx.command_path else "mpiscope"
+    where = path.partition(" ")[2]
+    return (f"mpiscope: error: {where + ': ' if where else ''}"
+            f"{err.format_message().rstrip('.')} (see '{path} -h')")
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         # With standalone_mode=False click returns (not raises) a command's typer.Exit code.
@@ -97,7 +107,10 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:
             _TyperClickException = click.ClickException
         if isinstance(err, (click.ClickException, _TyperClickException)):
-            err.show()
+            if type(err).__name__ == "NoArgsIsHelpError":  # a bare group: its help is the answer
+                err.show()
+            else:
+                print(_usage_line(err), file=sys.stderr)
             return err.exit_code
         raise
     return rc if isinstance(rc, int) else 0

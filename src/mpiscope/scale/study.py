@@ -27,7 +27,10 @@ from __future__ import annotations
 
 import math
 import shlex
-import tomllib
+try:
+    import tomllib
+except ImportError:  # Python 3.10 (Ubuntu 22.04): the same parser, packaged
+    import tomli as tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
