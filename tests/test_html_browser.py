@@ -232,6 +232,10 @@ def test_compare_page_side_by_side(impl, nranks, tmp_path, chromium):  # noqa: F
     gatherv = next(f for f in c["functions"] if f["name"] == "MPI_Gatherv")
     assert gatherv["bytes"]["change_pct"] < -5
     assert row.locator("td").nth(8).get_attribute("class") == "better"
+    shots = os.environ.get("MPISCOPE_HTML_SCREENSHOTS")
+    if shots and impl == "openmpi":
+        Path(shots).mkdir(parents=True, exist_ok=True)
+        pg.screenshot(path=str(Path(shots) / "compare.png"), full_page=True)
     loaded.close()
     # Never overwrite without --force.
     proc = mpitest.run(mpitest.mpiscope_cmd("compare", pa.path, pb.path, "--html", "-o",

@@ -9,7 +9,7 @@ with the same y range for the per-rank stacks.
 
 from __future__ import annotations
 
-from ..report.tables import fmt_bytes, fmt_count, fmt_time
+from ..report.tables import fmt_bytes, fmt_count, fmt_pe, fmt_time
 from . import charts, page, tables
 from .explain import POP_METRICS
 from .matrix import block_matrix
@@ -38,6 +38,11 @@ def _ab(ch: dict, fmt=fmt_time) -> list:
     return [cell(fmt(ch.get("a")), ch.get("a")), cell(fmt(ch.get("b")), ch.get("b"))]
 
 
+def _moved(pe: dict) -> str:
+    """maxPE in A -> in B ("-" where a run has none)."""
+    return f"{fmt_pe(pe.get('a'))} -> {fmt_pe(pe.get('b'))}"
+
+
 def _pct_value(v):
     return "-" if v is None else f"{100.0 * v:.1f}%"
 
@@ -59,7 +64,7 @@ def _summary_table(c: dict) -> Markup:
     rows = [[m["label"], *_ab(m["avg"]), _change_cell(m["avg"]), *_ab(m["max"]),
              _change_cell(m["max"]),
              *_ab(m["imbalance_pct"], lambda v: "-" if v is None else f"{v:.1f}%"),
-             f"{m['max_pe']['a']} -> {m['max_pe']['b']}"] for m in c["summary"]]
+             _moved(m["max_pe"])] for m in c["summary"]]
     return page.table(["seconds per rank", "avg A", "avg B", "change", "max A", "max B", "change",
                        "imb. A", "imb. B", "maxPE"], rows,
                       caption="Profile summary, A -> B (red: worse by more than 5 %, "
@@ -95,7 +100,7 @@ def _functions_table(c: dict) -> Markup:
                      *_ab(f["bytes"], lambda v: fmt_bytes(round(v)) if v is not None else "-"),
                      _change_cell(f["bytes"]),
                      *_ab(f["imbalance_pct"], lambda v: "-" if v is None else f"{v:.1f}%"),
-                     f"{f['max_pe']['a']} -> {f['max_pe']['b']}"])
+                     _moved(f["max_pe"])])
     return page.table(["Function", "time A", "time B", "change", "calls A", "calls B", "bytes A",
                        "bytes B", "change", "imb. A", "imb. B", "maxPE"], rows,
                       caption="MPI functions per rank (average over ranks), biggest growth "
@@ -107,7 +112,7 @@ def _regions_table(c: dict) -> Markup | None:
         return None
     rows = [[r["name"] + ("" if r["in"] == "both" else f" (only {r['in'].upper()})"),
              *_ab(r["wall"]), _change_cell(r["wall"]), *_ab(r["mpi"]), _change_cell(r["mpi"]),
-             f"{r['wall_max_pe']['a']} -> {r['wall_max_pe']['b']}"] for r in c["regions"]]
+             _moved(r["wall_max_pe"])] for r in c["regions"]]
     return page.table(["Region", "wall A", "wall B", "change", "MPI A", "MPI B", "change",
                        "wall maxPE"], rows,
                       caption="Regions: wall and MPI time per rank (average, inclusive)")
@@ -115,7 +120,7 @@ def _regions_table(c: dict) -> Markup | None:
 
 def _ranks_part(c: dict) -> list[Markup]:
     r = c["ranks"]
-    out = [page.para("maxPE moved: ", "; ".join(f"{k}: {v['a']} -> {v['b']}"
+    out = [page.para("maxPE moved: ", "; ".join(f"{k}: {_moved(v)}"
                                                   for k, v in r["max_pe"].items()))]
     if r["mpi_grew"]:
         out.append(page.table(["rank", "MPI time A", "MPI time B", "growth"],
