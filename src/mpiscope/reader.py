@@ -83,15 +83,21 @@ def _parse(name: str, buf) -> Profile:
         return UserError(f"{name}: corrupt mpiscope profile: {what}")
 
     head = bytes(buf[:len(fmt.MAGIC)])
+    if head == bytes(len(fmt.MAGIC)) and size >= fmt.HEADER.itemsize:
+        h = np.frombuffer(buf, fmt.HEADER, count=1)[0]
+        if int(h["version"]) == fmt.FORMAT_VERSION and int(h["header_bytes"]) == fmt.HEADER.itemsize:
+            # The runtime writes the magic number last, once every rank's write succeeded.
+            raise UserError(f"{name}: incomplete mpiscope profile: its writing did not finish "
+                            f"(disk full, size limit or a killed rank; no magic number)")
     if head != fmt.MAGIC:
         if fmt.MAGIC.startswith(head) and size < fmt.HEADER.itemsize:
-            raise UserError(f"{name}: truncated mpiscope profile ({size} bytes, "
-                            f"header alone is {fmt.HEADER.itemsize})")
+            raise UserError(f"{name}: incomplete mpiscope profile: truncated at {size} bytes, "
+                            f"the header alone is {fmt.HEADER.itemsize}")
         raise UserError(f"{name}: not an mpiscope profile (starts with {head!r}, "
                         f"expected {fmt.MAGIC!r})")
     if size < fmt.HEADER.itemsize:
-        raise UserError(f"{name}: truncated mpiscope profile ({size} bytes, "
-                        f"header alone is {fmt.HEADER.itemsize})")
+        raise UserError(f"{name}: incomplete mpiscope profile: truncated at {size} bytes, "
+                        f"the header alone is {fmt.HEADER.itemsize}")
     h = np.frombuffer(buf, fmt.HEADER, count=1)[0]
     version = int(h["version"])
     if version != fmt.FORMAT_VERSION:
@@ -101,7 +107,8 @@ def _parse(name: str, buf) -> Profile:
         raise corrupt(f"header_bytes is {int(h['header_bytes'])}, expected {fmt.HEADER.itemsize}")
     file_bytes = int(h["file_bytes"])
     if size < file_bytes:
-        raise UserError(f"{name}: truncated mpiscope profile ({size} of {file_bytes} bytes)")
+        raise UserError(f"{name}: incomplete mpiscope profile: truncated at {size} of "
+                        f"{file_bytes} bytes")
     if size > file_bytes:
         raise corrupt(f"{size} bytes but the header says {file_bytes}")
     if int(h["mode"]) not in _MODES:
@@ -147,6 +154,8 @@ def _parse(name: str, buf) -> Profile:
         meta = json.loads(found[fmt.SEC_META].decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as err:
         raise corrupt(f"META is not valid UTF-8 JSON ({err})") from None
+    except RecursionError:  # a few thousand nested brackets: json's parser recurses
+        raise corrupt("META nests JSON arrays or objects too deeply") from None
     if not isinstance(meta, dict):
         raise corrupt("META is not a JSON object")
     nranks = int(h["nranks"])

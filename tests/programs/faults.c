@@ -10,12 +10,18 @@
  *   finalize_twice  a normal run that calls MPI_Finalize twice (erroneous)
  *   wait_forever    one barrier, "ready" on stdout, then sleeps until killed
  *                   (for SIGTERM to the launcher)
+ *   fsize BYTES     after MPI_Init every rank limits its files to BYTES
+ *                   (RLIMIT_FSIZE, as a quota would), then a normal run
+ *   remove_dir DIR  rank 0 removes the (empty) directory DIR after a barrier,
+ *                   then a normal run (the profile directory vanishing mid-run)
  * "Normal run": one MPI_Allreduce of the ranks, checked, printed as a known
  * result line before the fault, so the outputs with and without the runtime
  * can be compared.
  */
 #include <mpi.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <unistd.h>
 #include "known.h"
@@ -47,6 +53,17 @@ int main(int argc, char **argv)
             fflush(stdout);
             raise(SIGSEGV);
         }
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else if (!strcmp(what, "fsize") && argc > 2) {
+        /* Set here, not by the launcher: Open MPI's own shared-memory files
+         * exceed a few KiB at MPI_Init and would die of SIGXFSZ first. */
+        struct rlimit lim = {(rlim_t)atol(argv[2]), (rlim_t)atol(argv[2])};
+        if (setrlimit(RLIMIT_FSIZE, &lim) != 0)
+            perror("faults fsize");
+    } else if (!strcmp(what, "remove_dir") && argc > 2) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0 && rmdir(argv[2]) != 0)
+            perror("faults remove_dir");
         MPI_Barrier(MPI_COMM_WORLD);
     } else if (!strcmp(what, "wait_forever")) {
         MPI_Barrier(MPI_COMM_WORLD);

@@ -88,8 +88,11 @@ def header_lines(rep: dict) -> list[str]:
     if p["mpi_library"]:
         lines.append(f"MPI library {p['mpi_library'].splitlines()[0].strip()}")
     if p["start_time"]:
-        when = _dt.datetime.fromtimestamp(p["start_time"], _dt.timezone.utc)
-        lines.append(f"Started {when:%Y-%m-%d %H:%M:%S} UTC, job {p['job_id']}")
+        try:
+            when = f"{_dt.datetime.fromtimestamp(p['start_time'], _dt.timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
+        except (OverflowError, ValueError, OSError):  # a corrupt header: say so, go on
+            when = f"at an impossible time ({p['start_time']!r} s since 1970)"
+        lines.append(f"Started {when}, job {p['job_id']}")
     if rep["region_filter"] is not None:
         lines.append(f"Functions, histogram and regions restricted to region "
                      f"{rep['region_filter']!r}")

@@ -1,0 +1,360 @@
+"""Mutated profiles through every command that reads one (tests/test_reader_fuzz.py
+runs a slice in CI, perf/reliability/fuzz_readers.py thousands).
+
+``READERS`` is the table of commands: one line per command, its arguments with
+``{p}`` for the mutated profile, ``{good}`` for an intact one and ``{out}`` for
+a fresh output path. A command that lands later is one more line. Each case
+runs in-process through :func:`mpiscope.cli.main` and must end in one of two
+ways: exit 0 (a result), or exit non-zero with exactly one line on stderr,
+``mpiscope: error: ...``. An exception that escapes (a traceback), a case that
+runs longer than ``CASE_SECONDS``, or one whose peak Python allocation grows
+with something other than the file (``memory_bound``) is a failure.
+
+``MUTATORS``: truncation, bit flips anywhere or in the header and section
+table, a section pointing outside the file, huge counts, overlapping or
+duplicated sections, a META that is not JSON (or JSON of the wrong shape),
+and records whose indices or numbers are out of range.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import signal
+import struct
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+from mpiscope import cli
+from mpiscope import format as fmt
+from mpiscope import testing
+
+READERS = [
+    ("report", ["report", "{p}"]),
+    ("report --json", ["report", "--json", "{p}"]),
+    ("report --ppn 2 --region", ["report", "--ppn", "2", "--region", "halo", "{p}"]),
+    ("place from-profile", ["place", "from-profile", "{p}", "-n", "2", "-o", "{out}"]),
+    ("place aggregators", ["place", "aggregators", "{p}", "--json"]),
+]
+
+CASE_SECONDS = 20
+HEAD = fmt.HEADER.itemsize
+ENTRY = fmt.SECTION.itemsize
+
+
+def base_profiles(tmp: Path) -> list[Path]:
+    """Intact profiles to mutate: full and summary mode, with regions, nodes, peers."""
+    return [testing.write_synthetic(tmp / "full.mpiscope", 8, ppn=4, steps=3),
+            testing.write_synthetic(tmp / "summary.mpiscope", 8, mode="summary", ppn=4, steps=3)]
+
+
+# --- layout helpers -----------------------------------------------------------------
+
+def _table(data: bytes) -> tuple[int, int]:
+    """(offset of the section table, number of entries) as the header says."""
+    h = np.frombuffer(data, fmt.HEADER, count=1)[0]
+    return int(h["section_table_offset"]), int(h["nsections"])
+
+
+def _entries(data: bytes) -> list[int]:
+    at, n = _table(data)
+    return [at + i * ENTRY for i in range(n)]
+
+
+def _entry_field(name: str) -> tuple[int, str]:
+    off = fmt.SECTION.fields[name][1]
+    code = {1: "B", 2: "H", 4: "I", 8: "Q"}[fmt.SECTION.fields[name][0].itemsize]
+    return off, "<" + code
+
+
+def _set_entry(data: bytearray, entry_at: int, name: str, value: int) -> None:
+    off, code = _entry_field(name)
+    struct.pack_into(code, data, entry_at + off, value & ((1 << (8 * struct.calcsize(code))) - 1))
+
+
+def _get_entry(data: bytes, entry_at: int, name: str) -> int:
+    off, code = _entry_field(name)
+    return struct.unpack_from(code, data, entry_at + off)[0]
+
+
+def _header_field(name: str) -> tuple[int, str]:
+    dt, off = fmt.HEADER.fields[name][:2]
+    return off, "<" + {1: "B", 2: "H", 4: "I", 8: "Q"}.get(dt.itemsize, "Q") \
+        if dt.kind in "iu" else "<d"
+
+
+def _set_header(data: bytearray, name: str, value) -> None:
+    off, code = _header_field(name)
+    if code == "<d":
+        struct.pack_into(code, data, off, float(value))
+    else:
+        struct.pack_into(code, data, off, int(value) & ((1 << (8 * struct.calcsize(code))) - 1))
+
+
+def _section_at(data: bytes, kind: int) -> int | None:
+    for e in _entries(data):
+        if _get_entry(data, e, "kind") == kind:
+            return e
+    return None
+
+
+def with_meta(data: bytes, meta: bytes) -> bytes:
+    """The file with its META replaced by ``meta`` (appended at the end, the
+    table entry and the header's file size updated): a well-formed file whose
+    META says something else."""
+    out = bytearray(data) + meta
+    e = _section_at(data, fmt.SEC_META)
+    _set_entry(out, e, "offset", len(data))
+    _set_entry(out, e, "length", len(meta))
+    _set_entry(out, e, "count", len(meta))
+    _set_header(out, "file_bytes", len(out))
+    return bytes(out)
+
+
+def _meta(data: bytes) -> dict:
+    e = _section_at(data, fmt.SEC_META)
+    off, n = _get_entry(data, e, "offset"), _get_entry(data, e, "length")
+    return json.loads(data[off:off + n])
+
+
+def _record_field(data: bytes, rng, kind: int) -> bytearray | None:
+    """A random field of a random record of section ``kind`` set to an extreme."""
+    e = _section_at(data, kind)
+    if e is None or not _get_entry(data, e, "count"):
+        return None
+    dt = fmt.SECTION_DTYPES[kind]
+    out = bytearray(data)
+    rec = int(rng.integers(0, _get_entry(data, e, "count")))
+    names = [n for n in dt.names if dt.fields[n][0].kind in "iuf"]
+    name = names[int(rng.integers(0, len(names)))]
+    fdt, off = dt.fields[name][:2]
+    at = _get_entry(data, e, "offset") + rec * dt.itemsize + off
+    if fdt.kind == "f":
+        value = [np.nan, np.inf, -np.inf, -1.0, 1e308][int(rng.integers(0, 5))]
+    else:
+        top = (1 << (8 * fdt.itemsize)) - 1
+        value = [top, top >> 1, 1 << 31, 2 ** 20, 0][int(rng.integers(0, 5))]
+        value = value if fdt.kind == "u" else value & ((1 << (8 * fdt.itemsize - 1)) - 1)
+    out[at:at + fdt.itemsize] = np.array([value], fdt.newbyteorder("<")).tobytes()
+    return out
+
+
+# --- mutators: (name, function(data, rng) -> bytes) ------------------------------------
+
+def truncate(data, rng):
+    return data[:int(rng.integers(0, len(data)))]
+
+
+def flip_bits(data, rng):
+    out = bytearray(data)
+    for _ in range(int(rng.integers(1, 9))):
+        pos = int(rng.integers(0, len(out)))
+        out[pos] ^= 1 << int(rng.integers(0, 8))
+    return bytes(out)
+
+
+def flip_structure(data, rng):
+    """Random bytes in the header and the section table, where structure lives."""
+    at, n = _table(data)
+    out = bytearray(data)
+    for _ in range(int(rng.integers(1, 5))):
+        pos = int(rng.integers(0, at + n * ENTRY))
+        out[pos] = int(rng.integers(0, 256))
+    return bytes(out)
+
+
+def outside(data, rng):
+    out = bytearray(data)
+    e = _entries(data)[int(rng.integers(0, len(_entries(data))))]
+    field = ["offset", "length"][int(rng.integers(0, 2))]
+    value = [len(data), len(data) - 1, 2 ** 63, 2 ** 64 - 1, 2 ** 32][int(rng.integers(0, 5))]
+    _set_entry(out, e, field, value)
+    return bytes(out)
+
+
+def huge_count(data, rng):
+    out = bytearray(data)
+    choice = int(rng.integers(0, 4))
+    big = [2 ** 31, 2 ** 40, 2 ** 62, 2 ** 64 - 1][int(rng.integers(0, 4))]
+    if choice == 0:
+        _set_header(out, "nranks", big)
+    elif choice == 1:
+        _set_header(out, "nsections", big)
+    else:
+        e = _entries(data)[int(rng.integers(0, len(_entries(data))))]
+        _set_entry(out, e, "count", big)
+        if choice == 3:  # keep length = count x record size (a lie the size check must catch)
+            kind = _get_entry(data, e, "kind")
+            item = fmt.SECTION_DTYPES[kind].itemsize if kind in fmt.SECTION_DTYPES else 1
+            _set_entry(out, e, "length", big * item)
+    return bytes(out)
+
+
+def overlap(data, rng):
+    """One section's offset (and, half the time, length) copied from another's."""
+    out = bytearray(data)
+    es = _entries(data)
+    a, b = (es[int(i)] for i in rng.choice(len(es), 2, replace=False))
+    _set_entry(out, a, "offset", _get_entry(data, b, "offset"))
+    if rng.integers(0, 2):
+        _set_entry(out, a, "length", _get_entry(data, b, "length"))
+        _set_entry(out, a, "count", _get_entry(data, b, "count"))
+    return bytes(out)
+
+
+def duplicate_kind(data, rng):
+    out = bytearray(data)
+    es = _entries(data)
+    a, b = (es[int(i)] for i in rng.choice(len(es), 2, replace=False))
+    _set_entry(out, a, "kind", _get_entry(data, b, "kind"))
+    return bytes(out)
+
+
+META_GARBAGE = [b"", b"not json", b"\xff\xfe\x00bad utf-8", b"[1, 2, 3]", b"null", b"\"text\"",
+                b"[" * 100000 + b"]" * 100000, b"{\"functions\": 7}", b"{\"functions\": [1, 2]}",
+                b"{}", b"{\"a\": " + b"1" * 5000 + b"}", b"{\"functions\": " + b"[" * 3000 + b"]" * 3000 + b"}"]
+
+
+def meta_not_json(data, rng):
+    return with_meta(data, META_GARBAGE[int(rng.integers(0, len(META_GARBAGE)))])
+
+
+def meta_wrong_types(data, rng):
+    """Valid JSON with a key of the wrong type, missing, or absurd."""
+    meta = _meta(data)
+    key = list(meta)[int(rng.integers(0, len(meta)))]
+    meta[key] = [None, 7, -1, "x", [], {}, [None, {"a": 1}], 1e308, "\u202e<script>"][
+        int(rng.integers(0, 9))]
+    if rng.integers(0, 4) == 0:
+        meta.pop(key)
+    return with_meta(data, json.dumps(meta).encode())
+
+
+def bad_record(data, rng):
+    kinds = [k for k in fmt.SECTION_DTYPES if _section_at(data, k) is not None]
+    for _ in range(8):
+        out = _record_field(data, rng, kinds[int(rng.integers(0, len(kinds)))])
+        if out is not None:
+            return bytes(out)
+    return flip_bits(data, rng)
+
+
+def header_values(data, rng):
+    out = bytearray(data)
+    name = ["mode", "flags", "version", "nranks", "start_time", "header_bytes",
+            "section_entry_bytes", "section_table_offset", "file_bytes"][int(rng.integers(0, 9))]
+    if name == "start_time":
+        _set_header(out, name, [np.nan, np.inf, -1e300, 1e300][int(rng.integers(0, 4))])
+    else:
+        _set_header(out, name, [0, 1, 2, 3, 255, 2 ** 31, 2 ** 64 - 1][int(rng.integers(0, 7))])
+    return bytes(out)
+
+
+MUTATORS = [truncate, flip_bits, flip_structure, outside, huge_count, overlap, duplicate_kind,
+            meta_not_json, meta_wrong_types, bad_record, header_values]
+
+
+# --- running one case ------------------------------------------------------------------
+
+class Hung(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise Hung()
+
+
+def run_reader(argv: list[str], measure: bool = True) -> tuple[int, str, str, int]:
+    """(exit code, stdout, stderr, peak bytes allocated or 0 if not ``measure``d) of
+    one in-process command. An exception other than Hung propagates with its
+    traceback: that is a failure."""
+    out, err = io.StringIO(), io.StringIO()
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(CASE_SECONDS)
+    if measure:
+        tracemalloc.start()
+    peak = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = cli.main(argv)
+        if measure:
+            peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        if measure:
+            tracemalloc.stop()
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    return rc, out.getvalue(), err.getvalue(), peak
+
+
+def memory_bound(file_bytes: int, good_peak: int) -> int:
+    """What a reader may allocate for a file of this size: what it takes for the
+    intact file of the same shape, plus 200 bytes for each byte of the file."""
+    return 4 * good_peak + 200 * file_bytes
+
+
+def check_case(name: str, template: list[str], path: Path, good: Path, out: Path,
+               good_peak: int, measure: bool = True) -> str:
+    """Run one reader on one file; return "result" or "error", or raise AssertionError."""
+    argv = [a.format(p=path, good=good, out=out) for a in template]
+    if out.exists():
+        out.unlink()
+    try:
+        rc, stdout, stderr, peak = run_reader(argv, measure)
+    except Hung:
+        raise AssertionError(f"{name} on {path}: still running after {CASE_SECONDS} s") from None
+    lines = stderr.strip().splitlines()
+    if rc == 0:
+        outcome = "result"
+    else:
+        assert len(lines) == 1 and lines[0].startswith("mpiscope: error: "), \
+            f"{name} on {path}: exit {rc}, stderr:\n{stderr[-2000:]}"
+        outcome = "error"
+    size = path.stat().st_size if path.exists() else 0
+    assert peak <= memory_bound(size, good_peak), \
+        f"{name} on {path}: {peak} bytes allocated for a {size}-byte file"
+    return outcome
+
+
+# Mutators whose files claim sizes the reader might believe: memory is measured
+# on every such case, on one in five of the others (tracemalloc is slow).
+ALWAYS_MEASURED = {"huge_count", "outside", "header_values", "meta_not_json"}
+
+
+def fuzz(tmp: Path, cases: int, seed: int, readers=READERS, on_case=None) -> dict:
+    """``cases`` mutated files, each through every reader; outcome counts per reader.
+    The file of a failing case is kept (case-N-MUTATOR.mpiscope)."""
+    rng = np.random.default_rng(seed)
+    bases = base_profiles(tmp)
+    datas = [b.read_bytes() for b in bases]
+    out = tmp / "out.txt"
+    peaks = {}
+    for name, template in readers:  # the intact files: every reader gives a result
+        for b in bases:
+            rc, _, stderr, peak = run_reader([a.format(p=b, good=bases[0], out=out)
+                                              for a in template])
+            assert rc == 0 or stderr.startswith("mpiscope: error: "), (name, b, stderr)
+            peaks[name] = max(peaks.get(name, 0), peak)
+    counts = {name: {"result": 0, "error": 0} for name, _ in readers}
+    counts["mutators"] = {m.__name__: 0 for m in MUTATORS}
+    path = tmp / "case.mpiscope"
+    for i in range(cases):
+        m = MUTATORS[i % len(MUTATORS)]
+        data = datas[int(rng.integers(0, len(datas)))]
+        path.write_bytes(m(data, rng))
+        counts["mutators"][m.__name__] += 1
+        for name, template in readers:
+            try:
+                measure = m.__name__ in ALWAYS_MEASURED or i % 5 == 0
+                counts[name][check_case(name, template, path, bases[0], out, peaks[name],
+                                        measure)] += 1
+            except Exception:  # an assertion, or a traceback that escaped the command
+                kept = tmp / f"case-{i}-{m.__name__}.mpiscope"
+                kept.write_bytes(path.read_bytes())
+                raise
+        if on_case:
+            on_case(i)
+    return counts
