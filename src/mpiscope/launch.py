@@ -202,7 +202,9 @@ def _run_forwarding_signals(cmd: list[str], env: dict, name: str, kind: str) -> 
         return proc[0].wait()
     finally:
         for signum, handler in old.items():
-            signal.signal(signum, handler)
+            # None: the handler was installed outside Python (an embedding program
+            # or a test harness); signal.signal cannot put that back, the default can.
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 def launch(argv: list[str], *, mode: str | None = None, sync: bool = False,
