@@ -70,6 +70,15 @@ def aggregator_ranks(node: np.ndarray, cb_nodes: int, cb_config_list: str | None
     return np.array(by_node[:cb_nodes], np.int64)
 
 
+def _hint_int(value) -> int | None:
+    """An integer MPI-IO hint, or None when absent or not a number: the hints come from
+    the profile, which is input (a malformed one must not crash a report)."""
+    try:
+        return None if value is None else int(str(value).strip())
+    except ValueError:
+        return None
+
+
 def aggregator_report(profile, node: np.ndarray, rule: str = "romio") -> list[dict]:
     """Per collectively opened file: its hints, aggregators, their nodes and the
     bytes they passed to collective MPI-IO calls (all files together: the
@@ -81,7 +90,7 @@ def aggregator_report(profile, node: np.ndarray, rule: str = "romio") -> list[di
     io_bytes = collective_io_bytes(profile)
     out = []
     for f in files:
-        cb_nodes = int(f.get("cb_nodes") or nnodes or 1)
+        cb_nodes = _hint_int(f.get("cb_nodes")) or nnodes or 1
         ranks = aggregator_ranks(node, cb_nodes, f.get("cb_config_list"), rule)
         used = sorted(set(int(node[r]) for r in ranks))
         want = min(len(ranks), nnodes)
