@@ -161,7 +161,8 @@ def main() -> None:
     for rep in range(a.repeats):
         p2p_json = outdir / f"crosscheck-p2p-{rep}.json"
         coll_json = outdir / f"crosscheck-collectives-{rep}.json"
-        run(mpiscope + ["p2p", "--min-size", "1", *common, "-o", str(p2p_json), "--force",
+        run(mpiscope + ["p2p", "--tests", "latency", "--min-size", "1", *common,
+                        "-o", str(p2p_json), "--force",
                         "--", *launcher], env)
         run(mpiscope + ["collectives", "--ops", ",".join(COLLECTIVES), "--comm-sizes",
                         str(a.np), *common, "-o", str(coll_json), "--force", "--", *launcher], env)
@@ -179,7 +180,7 @@ def main() -> None:
         mine, theirs = {}, {}
         for res in ours_runs:
             for r in res["rows"]:
-                if r.get("pairs") == 1:
+                if r.get("table") == "p2p" and r.get("pairs") == 1:
                     mine.setdefault(r["size"], []).append(r[f"{ours_key}_avg"])
         for res in py_runs:
             for r in res["p2p"]:

@@ -113,17 +113,6 @@ def test_p2p(impl, tmp_path):
             assert r["aggregate_sum_MBps"] == pytest.approx(r["bandwidth_MBps_avg"] * k)
 
 
-def test_p2p_rejects_bad_tests_and_window(impl, tmp_path):
-    for args, message in ((["--tests", "latency,osu_put"], "unknown test 'osu_put'"),
-                          (["--window", "0"], "--window 0: at least 1 message")):
-        cmd = mpitest.mpiscope_cmd("bench", "p2p", *args, "--",
-                                   *mpitest.launcher(impl, RANKS[impl]))
-        proc = mpitest.run(cmd, cwd=tmp_path, timeout=60, check=False)
-        assert proc.returncode == 2
-        assert message in proc.stderr and "Traceback" not in proc.stderr
-        assert list(tmp_path.glob("*.json")) == []
-
-
 def test_collectives(impl, tmp_path):
     n = RANKS[impl]
     res = bench(impl, tmp_path, "collectives", "--max-size", "256", "--iters", "20",
@@ -146,15 +135,18 @@ def test_collectives(impl, tmp_path):
                 assert sizes == [1, 2, 4, 8, 16, 32, 64, 128, 256]  # 0 B is skipped
 
 
-def test_collectives_rejects_bad_ops_and_comm_sizes(impl, tmp_path):
-    for args, message in ((["--ops", "allreduce,scan"], "unknown collective 'scan'"),
-                          (["--comm-sizes", "2,9"], "9 is not between 1 and")):
-        cmd = mpitest.mpiscope_cmd("bench", "collectives", *args, "--",
-                                   *mpitest.launcher(impl, RANKS[impl]))
-        proc = mpitest.run(cmd, cwd=tmp_path, timeout=60, check=False)
-        assert proc.returncode == 2
-        assert message in proc.stderr and "Traceback" not in proc.stderr
-        assert list(tmp_path.glob("*.json")) == []
+@pytest.mark.parametrize("kernel,args,message", [
+    ("collectives", ["--ops", "allreduce,scan"], "unknown collective 'scan'"),
+    ("collectives", ["--comm-sizes", "2,9"], "9 is not between 1 and"),
+    ("p2p", ["--tests", "latency,osu_put"], "unknown test 'osu_put'"),
+    ("p2p", ["--window", "0"], "--window 0: at least 1 message"),
+])
+def test_kernel_rejects_bad_options(impl, tmp_path, kernel, args, message):
+    cmd = mpitest.mpiscope_cmd("bench", kernel, *args, "--", *mpitest.launcher(impl, RANKS[impl]))
+    proc = mpitest.run(cmd, cwd=tmp_path, timeout=60, check=False)
+    assert proc.returncode == 2
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert list(tmp_path.glob("*.json")) == []
 
 
 def test_jitter(impl, tmp_path):

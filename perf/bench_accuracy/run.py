@@ -3,6 +3,8 @@
     python3 perf/bench_accuracy/run.py [--mpi openmpi] [--runs 5] [--scale 1]
                                        [-o perf/bench_accuracy/results-openmpi.json]
 
+writes the JSON and, beside it, the same as markdown tables (.md).
+
 For each method the kernel (through `mpiscope bench`, as a user runs it) and
 the OSU-method reference `bench/osu_method.c` (a minimal implementation of the
 OSU micro-benchmarks' documented method, sharing no code with the kernels) run
@@ -113,6 +115,31 @@ def reference(mpi: str, test: str, scale: float) -> dict[tuple, tuple[float, flo
     return got
 
 
+def fmt(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+
+
+def markdown(report: dict) -> str:
+    """The report as the tables docs/performance.md shows."""
+    out = [f"{report['mpi']}, `{' '.join(report['launcher'])}`, {report['runs']} alternating "
+           f"runs per side, iteration counts x {report['scale']:g} of OSU's, started "
+           f"{report['started']}, load average {report['load_before'][0]} before and "
+           f"{report['load_after'][0]} after, {report['seconds']:.0f} s."]
+    for test, t in report["tests"].items():
+        tol = f"within {t['tolerance'] * 100:.0f} %" if t["tolerance"] is not None else "no target"
+        out.append(f"\n### {test} ({t['unit']}; {tol}: {t['within']} of {t['of']})\n")
+        out.append("| op | size (B) | kernel, median of OSU means | reference | ratio | "
+                   "kernel, median fastest batch | reference | ratio |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for r in t["rows"]:
+            out.append(f"| {r['op']} | {r['size']} | {fmt(r['kernel'])} | {fmt(r['reference'])} | "
+                       f"{fmt(r['ratio'])} | {fmt(r['kernel_best'])} | {fmt(r['reference_best'])} | "
+                       f"{fmt(r['ratio_best'])} |")
+    return "\n".join(out) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mpi", default="openmpi", choices=("openmpi", "mpich"))
@@ -156,6 +183,7 @@ def main() -> None:
     report["seconds"] = round(time.time() - t0, 1)
     report["load_after"] = [round(x, 2) for x in os.getloadavg()]
     out_path.write_text(json.dumps(report, indent=1) + "\n")
+    out_path.with_suffix(".md").write_text(markdown(report))
     print(out_path)
 
 
