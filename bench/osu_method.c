@@ -9,8 +9,8 @@
  * The method (OSU 7): sizes double from min to max (latency from 0); above
  * 8 KiB the large counts apply; defaults 10000/100 and 1000/10 (latency),
  * 100/10 and 20/2 (bw, bibw; window 64), 1000/100 and 100/10 (collectives).
- * One page-aligned send buffer and one receive buffer, written before each
- * size; a barrier, the untimed warm-up, then every timed iteration timed on its
+ * One page-aligned send buffer and one receive buffer, written at allocation
+ * and (point-to-point) the size's bytes again before each size; a barrier, the untimed warm-up, then every timed iteration timed on its
  * own and summed. latency: one-way = sum / (2 iters) on rank 0; bw/bibw:
  * (1 or 2) * size * 64 * iters / sum on rank 0; collectives: every call timed
  * and followed by a barrier (barrier: back to back), each rank's sum / iters
@@ -96,14 +96,20 @@ int main(int argc, char **argv)
     size_t bytes = (size_t)(hi > 0 ? hi : 1) * (coll ? (size_t)nprocs : 1);
     if (posix_memalign((void **)&sbuf, 4096, bytes) || posix_memalign((void **)&rbuf, 4096, bytes))
         MPI_Abort(MPI_COMM_WORLD, 1);
+    memset(sbuf, 'a', bytes);
+    memset(rbuf, 'b', bytes);
     MPI_Request req[2 * WINDOW];
     for (long size = lo; size <= hi; size = size ? 2 * size : 1) {
         if (!strcmp(test, "barrier") && size != lo) break;
         if ((!strcmp(test, "reduce") || !strcmp(test, "allreduce")) && size < 4) continue;
         if (size == 0 && strcmp(test, "latency") && strcmp(test, "barrier")) continue;
         int iters = size > 8192 ? it_l : it, skip = size > 8192 ? sk_l : sk;
-        memset(sbuf, 'a', bytes);
-        memset(rbuf, 'b', bytes);
+        /* as OSU's set_buffer_pt2pt: the bytes of this size; collectives' buffers
+         * are written once, at allocation */
+        if (pt2pt) {
+            memset(sbuf, 'a', (size_t)size);
+            memset(rbuf, 'b', (size_t)size);
+        }
         double sum = 0.0, batch = 0.0, best = 1e300;
         int per = iters / batches;
         MPI_Barrier(MPI_COMM_WORLD);
