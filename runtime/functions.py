@@ -82,6 +82,13 @@ ROLES = {
     "free_type": ("post", "a datatype handle died: forget the cached type sizes (after the free, so no thread can cache the dead type's size again)"),
     "free_comm": ("pre", "forget the communicator's cached rank translation (its handle may be reused)"),
     "file_open": ("post", "remember the MPI-IO hints of a file opened collectively (META io_files)"),
+    "comm_of": ("pre", "per-communicator table: the call is counted under this communicator; added by load() to every function with an MPI_Comm argument (its first)"),
+    "comm_new": ("post", "a communicator was made from parent: name it '<how> of <parent>' (how: an integer literal, enum mpiscope_comm_kind in mpiscope.h)"),
+    "comm_split": ("post", "a communicator made by MPI_Comm_split: 'split(color C) of <parent>'"),
+    "comm_split_type": ("post", "made by MPI_Comm_split_type: 'split_type(shared) of <parent>'"),
+    "comm_create_group": ("post", "made by MPI_Comm_create_group (collective over the group only: its id hashes the members)"),
+    "comm_cart": ("post", "made by MPI_Cart_create: 'cart 4x4 of <parent>'"),
+    "comm_name": ("post", "MPI_Comm_set_name: the communicator's name in the per-communicator table"),
     "sync": ("pre", "MPISCOPE_SYNC=1: time a PMPI_Barrier(comm) first, as <function>:sync (blocking collectives only)"),
 }
 
@@ -253,27 +260,28 @@ io    | int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_D
 io    | int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) |
 io    | int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) | send(count,datatype)
 io    | int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status) |
-comm  | int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) |
-comm  | int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) |
-comm  | int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) |
-comm  | int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) |
-comm  | int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) |
-comm  | int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) |
-comm  | int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) |
+comm  | int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) | comm_split(comm,color,newcomm)
+comm  | int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) | comm_split_type(comm,split_type,newcomm)
+comm  | int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) | comm_new(comm,newcomm,1)
+comm  | int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) | comm_new(comm,newcomm,1)
+comm  | int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) | comm_new(comm,newcomm,12)
+comm  | int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) | comm_new(comm,newcomm,4)
+comm  | int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) | comm_create_group(comm,tag,newcomm)
 comm  | int MPI_Comm_free(MPI_Comm *comm) | free_comm(comm)
 comm  | int MPI_Comm_disconnect(MPI_Comm *comm) | free_comm(comm)
-comm  | int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) |
-comm  | int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) |
+comm  | int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) | comm_new(local_comm,newintercomm,6)
+comm  | int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) | comm_new(intercomm,newintracomm,7)
 comm  | int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) |
 comm  | int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) |
 comm  | int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) |
 comm  | int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) |
 comm  | int MPI_Comm_join(int fd, MPI_Comm *intercomm) |
-comm  | int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart) |
-comm  | int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) |
-comm  | int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder, MPI_Comm *comm_graph) |
-comm  | int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) |
-comm  | int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) |
+comm  | int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart) | comm_cart(comm_old,ndims,dims,comm_cart)
+comm  | int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) | comm_new(comm,newcomm,9)
+comm  | int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[], int reorder, MPI_Comm *comm_graph) | comm_new(comm_old,comm_graph,10)
+comm  | int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) | comm_new(comm_old,comm_dist_graph,11)
+comm  | int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) | comm_new(comm_old,comm_dist_graph,11)
+comm  | int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name) | comm_name(comm,comm_name)
 comm  | int MPI_Comm_group(MPI_Comm comm, MPI_Group *group) |
 comm  | int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) |
 comm  | int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) |
@@ -379,7 +387,12 @@ def parse_line(line: str) -> Function:
     if kind not in KINDS:
         raise ValueError(f"{m.group(1)}: unknown kind {kind!r}")
     role_list, hand = parse_roles(roles)
-    return Function(m.group(1), kind, proto, parse_args(m.group(2)), role_list, hand)
+    args = parse_args(m.group(2))
+    # per-communicator tables: every call with a communicator is counted under it
+    comm = next((a.name for a in args if a.type == "MPI_Comm"), None)
+    if comm and not hand and not any(r.name == "comm_of" for r in role_list):
+        role_list = (Role("comm_of", "", (comm,)), *role_list)
+    return Function(m.group(1), kind, proto, args, role_list, hand)
 
 
 def load(text: str = LIST) -> list[Function]:

@@ -77,7 +77,10 @@ static mpiscope_thread_t *thread_new(void)
     t->hused = zalloc(nhist * sizeof *t->hused);
     t->peers = zalloc(cap * sizeof *t->peers);
     t->peer_mask = cap - 1;
-    if (!t->stats || !t->hist || !t->used || !t->hused || !t->peers)
+    size_t ncstat = ((size_t)mpiscope_settings.MAX_COMM_TABLES + 1u) * MPISCOPE_NIDS;
+    t->cstats = zalloc(ncstat * sizeof *t->cstats);
+    t->cused = zalloc(ncstat * sizeof *t->cused);
+    if (!t->stats || !t->hist || !t->used || !t->hused || !t->peers || !t->cstats || !t->cused)
         return NULL;
     return t;
 }
@@ -127,6 +130,7 @@ static void life_start(int provided)
     mpiscope_nslots = (unsigned)mpiscope_settings.MAX_REGIONS;
     mpiscope_comms_init();
     mpiscope_cancels_init();
+    mpiscope_commtab_init();
     mpiscope_regions_init();
     /* RATIONALE: the private communicator and the node table are made here,
      * not in MPI_Finalize: both are collective, and at MPI_Init every rank
@@ -229,6 +233,17 @@ static void life_table_add(mpiscope_thread_t *t0, mpiscope_thread_t *t)
         t0->hist[i].count += t->hist[i].count;
         t0->hist[i].ticks += t->hist[i].ticks;
     }
+    uint32_t ncused = __atomic_load_n(&t->ncused, __ATOMIC_ACQUIRE);
+    for (uint32_t u = 0; u < ncused; u++) {
+        uint32_t i = t->cused[u];
+        mpiscope_cstat_t *a = &t0->cstats[i], *b = &t->cstats[i];
+        if (a->calls == 0)
+            t0->cused[t0->ncused++] = i;
+        a->calls += b->calls;
+        a->sent += b->sent;
+        a->recv += b->recv;
+        a->ticks += b->ticks;
+    }
     for (uint32_t i = 0; i <= t->peer_mask; i++) {
         mpiscope_peer_slot_t *p = &t->peers[i];
         if (!p->key)
@@ -262,6 +277,9 @@ static void life_table_clear(mpiscope_thread_t *t)
         memset(&t->stats[t->used[u]], 0, sizeof *t->stats);
     for (uint32_t u = 0; u < t->nhused; u++)
         memset(&t->hist[t->hused[u]], 0, sizeof *t->hist);
+    for (uint32_t u = 0; u < t->ncused; u++)
+        memset(&t->cstats[t->cused[u]], 0, sizeof *t->cstats);
+    t->ncused = 0;
     if (t->npeers)
         memset(t->peers, 0, (t->peer_mask + 1u) * sizeof *t->peers);
     t->nused = t->nhused = t->npeers = 0;
@@ -285,7 +303,8 @@ void mpiscope_state_now(mpiscope_thread_t *into, mpiscope_final_t *f)
     f->start_time = life_epoch0;
     f->t = into;
     f->threads = n;
-    f->overflow = into->overflow | mpiscope_comms_overflow() | mpiscope_regions_overflow();
+    f->overflow = into->overflow | mpiscope_comms_overflow() | mpiscope_regions_overflow() |
+                  mpiscope_commtab_overflow();
     f->rank = mpiscope_world_rank_;
     f->size = mpiscope_world_size;
 }
@@ -389,7 +408,8 @@ int MPI_Finalize(void)
         f.threads = life_nthreads;
         mpiscope_cancels_apply();
         life_merge_threads(f.t);
-        f.overflow = f.t->overflow | mpiscope_comms_overflow() | mpiscope_regions_overflow();
+        f.overflow = f.t->overflow | mpiscope_comms_overflow() | mpiscope_regions_overflow() |
+                     mpiscope_commtab_overflow();
         f.comm = life_comm;
         f.rank = mpiscope_world_rank_;
         f.size = mpiscope_world_size;

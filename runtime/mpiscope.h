@@ -60,6 +60,17 @@ typedef struct {                 /* one (function id, region slot) */
     uint64_t ticks, min, max;
 } mpiscope_stat_t;
 
+typedef struct {                 /* one (communicator slot, function id) */
+    uint64_t calls, sent, recv, ticks;
+} mpiscope_cstat_t;
+
+#define MPISCOPE_COMM_WORLD_RANKS 32   /* world ranks listed per communicator in META */
+enum mpiscope_comm_kind {             /* how a communicator was made (functions.py roles) */
+    MPISCOPE_COMM_DUP = 1, MPISCOPE_COMM_SPLIT, MPISCOPE_COMM_SPLIT_TYPE, MPISCOPE_COMM_CREATE,
+    MPISCOPE_COMM_CREATE_GROUP, MPISCOPE_COMM_INTERCOMM, MPISCOPE_COMM_MERGE, MPISCOPE_COMM_CART,
+    MPISCOPE_COMM_CART_SUB, MPISCOPE_COMM_GRAPH, MPISCOPE_COMM_DIST_GRAPH, MPISCOPE_COMM_IDUP
+};
+
 typedef struct {                 /* one (histogram slot, region slot, bucket) */
     uint64_t count, ticks;
 } mpiscope_hbin_t;
@@ -83,6 +94,13 @@ typedef struct mpiscope_thread {
     uint32_t overflow;           /* enum mpiscope_overflow bits */
     /* The call this thread is in, for snapshots (snapshot.c reads it from
      * another thread): now_func is the function id + 1, 0 outside MPI. */
+    mpiscope_cstat_t *cstats;    /* [MAX_COMM_TABLES + 1][MPISCOPE_NIDS] */
+    uint32_t *cused;             /* cstats indices with calls > 0 */
+    uint32_t ncused;
+    struct {                     /* communicator handle -> table slot, direct-mapped */
+        uintptr_t comm;
+        uint32_t slot, gen;
+    } ccache[16];
     volatile uint32_t now_func;
     int32_t now_to, now_from;
     uint64_t now_t0;
@@ -101,6 +119,7 @@ typedef struct {                 /* one call in flight (see roles.h) */
     int nosend, norecv;          /* MPI_IN_PLACE: skip the send / receive roles */
     int peer;                    /* world rank of a point-to-point destination, or -1 */
     int from;                    /* world rank a blocking receive waits for (-1 none, -2 any) */
+    int cslot;                   /* per-communicator table slot, -1 none */
     uint64_t sent, recv;
     uint64_t t0, t1;
 } mpiscope_call_t;
@@ -122,7 +141,7 @@ void mpiscope_unlock(void);
     mpiscope_call_t c;                                                             \
     c.t = mpiscope_tls ? mpiscope_tls : mpiscope_thread_attach();                  \
     c.id = (id_); c.hist = (hist_); c.sync_id = (sync_);                           \
-    c.root = 1; c.inter = 0; c.nosend = 0; c.norecv = 0; c.peer = -1; c.from = -1;       \
+    c.root = 1; c.inter = 0; c.nosend = 0; c.norecv = 0; c.peer = -1; c.from = -1; c.cslot = -1; \
     c.sent = 0; c.recv = 0
 
 void mpiscope_peer_new(mpiscope_thread_t *t, int world_peer, uint64_t bytes);  /* insert or overflow */
@@ -202,6 +221,17 @@ static inline void mpiscope_record(mpiscope_call_t *c)
     }
     if (c->peer >= 0)
         mpiscope_peer_add(t, c->peer, c->sent);
+    if (c->cslot >= 0) {
+        uint32_t ci = (uint32_t)c->cslot * MPISCOPE_NIDS + (uint32_t)c->id;
+        mpiscope_cstat_t *cs = &t->cstats[ci];
+        if (cs->calls++ == 0) {
+            t->cused[t->ncused] = ci;
+            __atomic_store_n(&t->ncused, t->ncused + 1, __ATOMIC_RELEASE);
+        }
+        cs->sent += c->sent;
+        cs->recv += c->recv;
+        cs->ticks += dt;
+    }
 }
 
 /* A 64-bit handle key to a table index (the tables are open addressing). */
@@ -212,6 +242,31 @@ static inline uint32_t mpiscope_hash64(uint64_t k)
     k ^= k >> 33;
     return (uint32_t)k;
 }
+
+/* commtab.c: per-communicator tables. */
+extern volatile uint32_t mpiscope_comm_gen;    /* bumped when a handle is freed */
+int mpiscope_comm_slot_slow(MPI_Comm comm, unsigned cache);
+static inline int mpiscope_comm_slot(MPI_Comm comm)
+{
+    if (comm == MPI_COMM_WORLD)
+        return 0;
+    uintptr_t k = (uintptr_t)comm;
+    unsigned i = (unsigned)(k ^ (k >> 4) ^ (k >> 12)) & 15u;
+    mpiscope_thread_t *t = mpiscope_tls;
+    if (t && t->ccache[i].comm == k && t->ccache[i].gen == mpiscope_comm_gen)
+        return (int)t->ccache[i].slot;
+    return mpiscope_comm_slot_slow(comm, i);
+}
+void mpiscope_commtab_init(void);
+void mpiscope_comm_created(MPI_Comm parent, int rc, MPI_Comm made, int kind, long arg, int ndims,
+                           const int *dims);
+void mpiscope_comm_named(MPI_Comm comm, int rc, const char *name);
+void mpiscope_comm_unmap(MPI_Comm comm);
+uint32_t mpiscope_commtab_overflow(void);
+unsigned mpiscope_commtab_count(void);          /* slots, "other" included */
+uint64_t mpiscope_commtab_id(unsigned slot);
+struct mpiscope_buf;
+int mpiscope_commtab_entry(unsigned slot, uint64_t *id, struct mpiscope_buf *json);
 
 /* comms.c */
 int mpiscope_comm_translate(MPI_Comm comm, int rank);   /* world rank, -1 if unknown */
@@ -327,6 +382,7 @@ uint32_t mpiscope_funcs_fill(mpiscope_final_t *f, mpiscope_func_t *out);
 uint32_t mpiscope_hist_fill(mpiscope_final_t *f, mpiscope_hist_t *out);
 uint32_t mpiscope_peers_fill(mpiscope_final_t *f, mpiscope_peer_t *out, mpiscope_rank_t *me);
 uint32_t mpiscope_regions_fill(mpiscope_final_t *f, mpiscope_region_t *out);
+uint32_t mpiscope_comms_fill(mpiscope_final_t *f, mpiscope_comm_t *out);
 void mpiscope_node_fill(mpiscope_final_t *f, mpiscope_node_t *node);
 void mpiscope_program_and_job(char *prog, size_t pcap, char *job, size_t jcap);
 

@@ -32,7 +32,8 @@ enum mpiscope_overflow {
     MPISCOPE_OVF_PEERS = 1u << 0,
     MPISCOPE_OVF_REGIONS = 1u << 1,
     MPISCOPE_OVF_REQUESTS = 1u << 2,
-    MPISCOPE_OVF_COMMS = 1u << 3
+    MPISCOPE_OVF_COMMS = 1u << 3,
+    MPISCOPE_OVF_COMM_TABLES = 1u << 4    /* more communicators than MPISCOPE_MAX_COMM_TABLES */
 };
 
 enum mpiscope_section_kind {
@@ -44,7 +45,8 @@ enum mpiscope_section_kind {
     MPISCOPE_SEC_REGIONS = 6,  /* mpiscope_region_t, grouped by rank */
     MPISCOPE_SEC_NODES = 7,    /* mpiscope_node_t, one per node (full mode) */
     MPISCOPE_SEC_SUMMARY = 8,  /* mpiscope_summary_t (summary mode) */
-    MPISCOPE_SEC_INFLIGHT = 9  /* mpiscope_inflight_t: snapshots only (partial profiles) */
+    MPISCOPE_SEC_INFLIGHT = 9, /* mpiscope_inflight_t: snapshots only (partial profiles) */
+    MPISCOPE_SEC_COMMS = 10    /* mpiscope_comm_t, grouped by rank (full mode) */
 };
 
 /* A reader skips section kinds it does not know, so new kinds (per-communicator
@@ -169,6 +171,17 @@ typedef struct {                 /* 56 bytes */
 
 /* In summary mode the HIST section holds sums over ranks with rank = 0xFFFFFFFF. */
 #define MPISCOPE_ALL_RANKS 0xFFFFFFFFu
+
+typedef struct {                 /* 48 bytes: one (communicator, function) on one rank */
+    uint32_t rank;
+    uint16_t func;               /* index into META "functions" */
+    uint16_t reserved;
+    uint64_t comm;               /* communicator id: META "communicators" (1 world, 2 self, 0 other) */
+    uint64_t calls;
+    uint64_t bytes_sent;
+    uint64_t bytes_recv;
+    double time;                 /* s, summed over calls */
+} mpiscope_comm_t;
 
 /* --- snapshots (docs/runtime.md "Snapshots") -------------------------------------
  * What one thread of a rank was doing when a snapshot was taken. */

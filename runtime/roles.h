@@ -255,7 +255,22 @@ static inline void mpiscope_recv_status(mpiscope_call_t *c, int rc, MPI_Status *
 
 #define MPISCOPE_POST_free_type(c, rc, type) __atomic_add_fetch(&mpiscope_type_gen, 1, __ATOMIC_RELEASE)
 #define MPISCOPE_PRE_free_comm(c, comm) \
-    do { if (comm) mpiscope_comm_forget(*(comm)); } while (0)
+    do { if (comm) { mpiscope_comm_forget(*(comm)); mpiscope_comm_unmap(*(comm)); } } while (0)
+
+/* --- per-communicator tables (commtab.c) ------------------------------------------ */
+
+#define MPISCOPE_PRE_comm_of(c, comm) ((c)->cslot = mpiscope_comm_slot(comm))
+#define MPISCOPE_POST_comm_new(c, rc, parent, made, kind) \
+    mpiscope_comm_created((parent), (rc), *(made), (kind), 0, 0, NULL)
+#define MPISCOPE_POST_comm_split(c, rc, parent, color, made) \
+    mpiscope_comm_created((parent), (rc), *(made), MPISCOPE_COMM_SPLIT, (long)(color), 0, NULL)
+#define MPISCOPE_POST_comm_split_type(c, rc, parent, type, made) \
+    mpiscope_comm_created((parent), (rc), *(made), MPISCOPE_COMM_SPLIT_TYPE, (long)(type), 0, NULL)
+#define MPISCOPE_POST_comm_create_group(c, rc, parent, tag, made) \
+    mpiscope_comm_created((parent), (rc), *(made), MPISCOPE_COMM_CREATE_GROUP, (long)(tag), 0, NULL)
+#define MPISCOPE_POST_comm_cart(c, rc, parent, ndims, dims, made) \
+    mpiscope_comm_created((parent), (rc), *(made), MPISCOPE_COMM_CART, 0, (ndims), (dims))
+#define MPISCOPE_POST_comm_name(c, rc, comm, name) mpiscope_comm_named((comm), (rc), (name))
 #define MPISCOPE_POST_file_open(c, rc, comm, filename, fh) \
     do { if ((rc) == MPI_SUCCESS) mpiscope_io_file_opened((comm), (filename), *(fh)); } while (0)
 

@@ -29,6 +29,9 @@
       "persistent requests alive at the same time; also receive requests followed for MPI_Cancel") \
     X(MAX_COMMS, int, "1024", "16..1048576",                                                      \
       "communicators whose rank translation is cached at the same time")                          \
+    X(MAX_COMM_TABLES, int, "64", "2..65536",                                                     \
+      "communicators with their own per-communicator table; calls on more share one "             \
+      "'(other communicators)' row (overflow bit 4)")                                             \
     X(SNAPSHOT, int, "0", "0..31536000",                                                          \
       "seconds between snapshots every rank writes to the spool without any collective call "     \
       "(0: none)")                                                                                \

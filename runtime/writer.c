@@ -30,7 +30,7 @@
 
 #include "mpiscope.h"
 
-enum { W_FUNCS, W_HIST, W_PEERS, W_REGIONS, W_NODES, W_NAMED, W_IOFILES, W_OVERFLOW, W_NCOUNTS };
+enum { W_FUNCS, W_HIST, W_PEERS, W_REGIONS, W_NODES, W_NAMED, W_IOFILES, W_OVERFLOW, W_COMMS, W_NCOUNTS };
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -463,6 +463,47 @@ uint32_t mpiscope_regions_fill(mpiscope_final_t *f, mpiscope_region_t *out)
     return nr;
 }
 
+/* Per-communicator records, in (communicator slot, function) order. */
+uint32_t mpiscope_comms_fill(mpiscope_final_t *f, mpiscope_comm_t *out)
+{
+    mpiscope_thread_t *t = f->t;
+    qsort(t->cused, t->ncused, sizeof *t->cused, cmp_u32);
+    for (uint32_t u = 0; u < t->ncused; u++) {
+        uint32_t i = t->cused[u];
+        mpiscope_cstat_t *c = &t->cstats[i];
+        out[u] = (mpiscope_comm_t){(uint32_t)f->rank, (uint16_t)(i % MPISCOPE_NIDS), 0,
+                                   mpiscope_commtab_id(i / MPISCOPE_NIDS), c->calls, c->sent, c->recv,
+                                   (double)c->ticks * f->sec_per_tick};
+    }
+    return t->ncused;
+}
+
+/* META "communicators": the union over ranks of the communicators with calls. */
+static void comm_names(mpiscope_final_t *f, mpiscope_set_t *out)
+{
+    mpiscope_thread_t *t = f->t;
+    unsigned nslots = mpiscope_commtab_count();
+    mpiscope_entry_t *e = calloc(nslots ? nslots : 1, sizeof *e);
+    mpiscope_buf_t *texts = calloc(nslots ? nslots : 1, sizeof *texts);
+    char *seen = calloc(nslots ? nslots : 1, 1);
+    size_t k = 0;
+    for (uint32_t u = 0; e && texts && seen && u < t->ncused; u++) {
+        unsigned slot = t->cused[u] / MPISCOPE_NIDS;
+        uint64_t id;
+        if (slot >= nslots || seen[slot] || !mpiscope_commtab_entry(slot, &id, &texts[k]))
+            continue;
+        seen[slot] = 1;
+        e[k] = (mpiscope_entry_t){id, 0, texts[k].data, (uint32_t)texts[k].len};
+        k++;
+    }
+    mpiscope_set_union(f->comm, e, k, 0, out);
+    for (size_t i = 0; texts && i < k; i++)
+        mpiscope_buf_free(&texts[i]);
+    free(e);
+    free(texts);
+    free(seen);
+}
+
 void mpiscope_node_fill(mpiscope_final_t *f, mpiscope_node_t *node)
 {
     memset(node, 0, sizeof *node);
@@ -485,6 +526,8 @@ void mpiscope_write_profile(mpiscope_final_t *f)
     unsigned nslot_used = mpiscope_regions_count();
     mpiscope_region_t *regs = calloc(nslot_used ? nslot_used : 1, sizeof *regs);
     uint32_t nr = mpiscope_regions_fill(f, regs);
+    mpiscope_comm_t *comms = calloc(t->ncused ? t->ncused : 1, sizeof *comms);
+    uint32_t nc = mpiscope_comms_fill(f, comms);
 
     /* NODES: the node's lowest rank writes it. */
     mpiscope_node_t node;
@@ -492,7 +535,7 @@ void mpiscope_write_profile(mpiscope_final_t *f)
     mpiscope_node_fill(f, &node);
 
     uint64_t counts[W_NCOUNTS] = {t->nused, t->nhused, np, nr, (uint64_t)leader, mpiscope_regions_count() - 1, 0,
-                                  f->overflow != 0};
+                                  f->overflow != 0, nc};
     mpiscope_entry_t io_probe[64];
     counts[W_IOFILES] = mpiscope_io_files_entries(io_probe, 64);
     uint64_t totals[W_NCOUNTS], first[W_NCOUNTS];
@@ -519,10 +562,14 @@ void mpiscope_write_profile(mpiscope_final_t *f)
 
     mpiscope_set_t regions, iofiles;
     mpiscope_named_sets(f, totals[W_NAMED], totals[W_IOFILES], &regions, &iofiles);
+    mpiscope_set_t commset;
+    memset(&commset, 0, sizeof commset);
+    if (totals[W_COMMS])
+        comm_names(f, &commset);
 
     MPI_File fh = MPI_FILE_NULL;
     if (mpiscope_open_output(f, &fh, path)) {
-        enum { NSEC = 7 };
+        enum { NSEC = 8 };
         const uint64_t P = (uint64_t)f->size;
         uint64_t off_ranks = 64 + 32 * NSEC;
         uint64_t off_funcs = off_ranks + 128 * P;
@@ -530,11 +577,22 @@ void mpiscope_write_profile(mpiscope_final_t *f)
         uint64_t off_peers = off_hist + 32 * totals[W_HIST];
         uint64_t off_regions = off_peers + 24 * totals[W_PEERS];
         uint64_t off_nodes = off_regions + 40 * totals[W_REGIONS];
-        uint64_t off_meta = off_nodes + 72 * totals[W_NODES];
+        uint64_t off_comms = off_nodes + 72 * totals[W_NODES];
+        uint64_t off_meta = off_comms + 48 * totals[W_COMMS];
 
         mpiscope_buf_t head = {0}, meta = {0};
         if (f->rank == 0) {
             mpiscope_meta_common(f, &meta, job, &regions, &iofiles);
+            if (meta.len && meta.data[meta.len - 1] == '}') {    /* + "communicators" */
+                meta.len--;
+                mpiscope_buf_str(&meta, ", \"communicators\": {");
+                for (size_t i = 0; i < commset.n; i++) {
+                    mpiscope_buf_printf(&meta, "%s\"%016llx\": ", i ? ", " : "",
+                                        (unsigned long long)commset.e[i].a);
+                    mpiscope_buf_put(&meta, commset.e[i].text, commset.e[i].len);
+                }
+                mpiscope_buf_str(&meta, "}}");
+            }
             mpiscope_header_t h;
             mpiscope_header_fill(f, &h, MPISCOPE_MODE_FULL, NSEC, totals[W_OVERFLOW] != 0, off_meta + meta.len);
             mpiscope_section_t sec[NSEC] = {
@@ -544,23 +602,27 @@ void mpiscope_write_profile(mpiscope_final_t *f)
                 {MPISCOPE_SEC_PEERS, 1, off_peers, 24 * totals[W_PEERS], totals[W_PEERS]},
                 {MPISCOPE_SEC_REGIONS, 1, off_regions, 40 * totals[W_REGIONS], totals[W_REGIONS]},
                 {MPISCOPE_SEC_NODES, 1, off_nodes, 72 * totals[W_NODES], totals[W_NODES]},
+                {MPISCOPE_SEC_COMMS, 1, off_comms, 48 * totals[W_COMMS], totals[W_COMMS]},
                 {MPISCOPE_SEC_META, 1, off_meta, meta.len, meta.len},
             };
             mpiscope_buf_put(&head, &h, sizeof h);
             mpiscope_buf_put(&head, sec, sizeof sec);
         }
-        uint64_t off[8] = {0, off_ranks + 128 * (uint64_t)f->rank, off_funcs + 64 * first[W_FUNCS],
+        uint64_t off[9] = {0, off_ranks + 128 * (uint64_t)f->rank, off_funcs + 64 * first[W_FUNCS],
                            off_hist + 32 * first[W_HIST], off_peers + 24 * first[W_PEERS],
-                           off_regions + 40 * first[W_REGIONS], off_nodes + 72 * first[W_NODES], off_meta};
-        uint64_t len[8] = {head.len, 128, 64ull * t->nused, 32ull * t->nhused, 24ull * np, 40ull * nr,
-                           leader ? 72u : 0u, meta.len};
-        const void *ptr[8] = {head.data, &me, funcs, hist, peers, regs, &node, meta.data};
-        mpiscope_finish_file(f, &fh, path, off, len, ptr, 8);
+                           off_regions + 40 * first[W_REGIONS], off_nodes + 72 * first[W_NODES],
+                           off_comms + 48 * first[W_COMMS], off_meta};
+        uint64_t len[9] = {head.len, 128, 64ull * t->nused, 32ull * t->nhused, 24ull * np, 40ull * nr,
+                           leader ? 72u : 0u, 48ull * nc, meta.len};
+        const void *ptr[9] = {head.data, &me, funcs, hist, peers, regs, &node, comms, meta.data};
+        mpiscope_finish_file(f, &fh, path, off, len, ptr, 9);
         mpiscope_buf_free(&head);
         mpiscope_buf_free(&meta);
     }
     mpiscope_set_free(&regions);
     mpiscope_set_free(&iofiles);
+    mpiscope_set_free(&commset);
+    free(comms);
     free(funcs);
     free(hist);
     free(peers);

@@ -18,7 +18,8 @@ FLAG_PARTIAL = 1 << 0
 FLAG_OVERFLOW = 1 << 1
 FLAG_SYNC = 1 << 2
 
-OVERFLOW_BITS = {1 << 0: "peers", 1 << 1: "regions", 1 << 2: "requests", 1 << 3: "comms"}
+OVERFLOW_BITS = {1 << 0: "peers", 1 << 1: "regions", 1 << 2: "requests", 1 << 3: "comms",
+                 1 << 4: "per-communicator"}
 
 SEC_META = 1
 SEC_RANKS = 2
@@ -29,6 +30,7 @@ SEC_REGIONS = 6
 SEC_NODES = 7
 SEC_SUMMARY = 8
 SEC_INFLIGHT = 9
+SEC_COMMS = 10
 
 ALL_RANKS = 0xFFFFFFFF
 SUMMARY_RANK_LEVEL = 0xFFFF
@@ -85,6 +87,12 @@ SUMMARY = np.dtype([
     ("min_rank", "<u4"), ("max_rank", "<u4"), ("nonzero", "<u8"),
 ])
 
+# Per (rank, communicator, function): META "communicators" names the ids.
+COMM = np.dtype([
+    ("rank", "<u4"), ("func", "<u2"), ("reserved", "<u2"), ("comm", "<u8"),
+    ("calls", "<u8"), ("bytes_sent", "<u8"), ("bytes_recv", "<u8"), ("time", "<f8"),
+])
+
 # What each thread of a rank was doing at a snapshot (partial profiles only).
 NOT_IN_MPI = 0xFFFF
 PEER_NONE = -1
@@ -111,14 +119,14 @@ SNAP_HEADER = np.dtype([
 
 SECTION_DTYPES = {
     SEC_RANKS: RANK, SEC_FUNCS: FUNC, SEC_HIST: HIST, SEC_PEERS: PEER,
-    SEC_REGIONS: REGION, SEC_NODES: NODE, SEC_SUMMARY: SUMMARY, SEC_INFLIGHT: INFLIGHT,
+    SEC_REGIONS: REGION, SEC_NODES: NODE, SEC_SUMMARY: SUMMARY, SEC_INFLIGHT: INFLIGHT, SEC_COMMS: COMM,
 }
 
 # Sizes are part of the contract; a mismatch with the C structs is a bug.
 assert HEADER.itemsize == 64 and SECTION.itemsize == 32 and RANK.itemsize == 128
 assert FUNC.itemsize == 64 and HIST.itemsize == 32 and PEER.itemsize == 24
 assert REGION.itemsize == 40 and NODE.itemsize == 72 and SUMMARY.itemsize == 56
-assert INFLIGHT.itemsize == 32 and SNAP_HEADER.itemsize == 128
+assert INFLIGHT.itemsize == 32 and SNAP_HEADER.itemsize == 128 and COMM.itemsize == 48
 
 
 def fnv1a64(name: str) -> int:

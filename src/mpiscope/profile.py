@@ -32,6 +32,8 @@ class Profile:
         regions: fmt.REGION records.
         nodes: fmt.NODE records.
         summary: fmt.SUMMARY records (empty in full mode).
+        comms: fmt.COMM records: calls, bytes and time per (rank, communicator,
+            function); META "communicators" names each communicator id.
         inflight: fmt.INFLIGHT records: the call each thread of each rank sat
             in at a snapshot (partial profiles only; META "snapshot" says
             when and which ranks answered).
@@ -51,6 +53,7 @@ class Profile:
     nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.NODE))
     summary: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.SUMMARY))
     inflight: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.INFLIGHT))
+    comms: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.COMM))
 
     @property
     def functions(self) -> list[str]:

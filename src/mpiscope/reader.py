@@ -24,7 +24,8 @@ from .profile import Profile
 
 _SECTION_NAMES = {fmt.SEC_META: "META", fmt.SEC_RANKS: "RANKS", fmt.SEC_FUNCS: "FUNCS",
                   fmt.SEC_HIST: "HIST", fmt.SEC_PEERS: "PEERS", fmt.SEC_REGIONS: "REGIONS",
-                  fmt.SEC_NODES: "NODES", fmt.SEC_SUMMARY: "SUMMARY", fmt.SEC_INFLIGHT: "INFLIGHT"}
+                  fmt.SEC_NODES: "NODES", fmt.SEC_SUMMARY: "SUMMARY", fmt.SEC_INFLIGHT: "INFLIGHT",
+                  fmt.SEC_COMMS: "COMMS"}
 
 _MODES = {fmt.MODE_FULL: "full", fmt.MODE_SUMMARY: "summary"}
 
@@ -32,7 +33,7 @@ _MODES = {fmt.MODE_FULL: "full", fmt.MODE_SUMMARY: "summary"}
 _REQUIRED = {"full": (fmt.SEC_META, fmt.SEC_RANKS), "summary": (fmt.SEC_META, fmt.SEC_SUMMARY)}
 
 # Per-rank sections whose `rank` field must be < nranks.
-_RANKED = ("funcs", "hist", "peers", "regions", "inflight")
+_RANKED = ("funcs", "hist", "peers", "regions", "inflight", "comms")
 
 
 def read(path: str | os.PathLike) -> Profile:
@@ -169,7 +170,7 @@ def _parse(name: str, buf) -> Profile:
                    funcs=section(fmt.SEC_FUNCS), hist=section(fmt.SEC_HIST),
                    peers=section(fmt.SEC_PEERS), regions=section(fmt.SEC_REGIONS),
                    nodes=section(fmt.SEC_NODES), summary=section(fmt.SEC_SUMMARY),
-                   inflight=section(fmt.SEC_INFLIGHT))
+                   inflight=section(fmt.SEC_INFLIGHT), comms=section(fmt.SEC_COMMS))
     _check_indices(prof, corrupt)
     return prof
 
@@ -203,7 +204,7 @@ def _check_indices(prof: Profile, corrupt) -> None:
                 bad = int(np.argmax(end > len(getattr(prof, sec))))
                 raise corrupt(f"rank {bad}'s {sec.upper()} records end at {int(end[bad])}, "
                               f"past the {len(getattr(prof, sec))} in the section")
-    for sec in ("funcs", "hist"):
+    for sec in ("funcs", "hist", "comms"):
         arr = getattr(prof, sec)
         if len(arr) and int(arr["func"].max()) >= nfunc:
             raise corrupt(f"{sec.upper()} names function {int(arr['func'].max())}, "

@@ -39,6 +39,10 @@ def register(app: typer.Typer) -> None:
                                              help="Restrict the function table, the message-size "
                                                   "histogram and the region sections to the "
                                                   "MPI_Pcontrol region NAME."),
+        by_comm: bool = typer.Option(False, "--by-comm",
+                                     help="Also print time, calls and bytes per communicator "
+                                          "(named by MPI_Comm_set_name or by how it was made; "
+                                          "members as world ranks). --json always has them."),
     ):
         """Print Cray-profiler-style tables of a profile: time split into compute, MPI,
         wait and collective sync with min/max/avg/minPE/maxPE and imbalance; per MPI
@@ -53,4 +57,4 @@ def register(app: typer.Typer) -> None:
             json.dump(_json_safe(rep), sys.stdout, indent=1)
             sys.stdout.write("\n")
         else:
-            render(rep, Console(width=max(Console().width, 150)))
+            render(rep, Console(width=max(Console().width, 150)), by_comm=by_comm)

@@ -14,6 +14,7 @@ from ..profile import Profile
 from . import comm
 from .pop import pop_section
 from .snapshot import snapshot_section
+from .by_comm import comm_table
 from .functions import function_table, summary_function_table
 from .imbalance import rank_stats, sparse_rank_stats, summary_stats
 
@@ -93,6 +94,7 @@ def build_report(prof: Profile, ppn: int | None = None, top: int = 10,
         "pop": pop_section(prof, nested, region_id),
         "io_files": _io_files(prof.meta),
         "snapshot": snapshot_section(prof),
+        "communicators": [] if prof.is_summary else comm_table(prof, mpi_total),
         "warnings": _warnings(prof, ppn),
     }
     return rep

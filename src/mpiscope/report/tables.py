@@ -13,7 +13,7 @@ import datetime as _dt
 from rich import box
 from rich.console import Console
 from rich.table import Table
-from .snapshot import snapshot_lines
+from .snapshot import rank_list_text, snapshot_lines
 
 NA = "-"
 
@@ -119,6 +119,21 @@ def function_table(rows: list[dict], title: str) -> Table:
     return t
 
 
+def comm_table(rows: list[dict]) -> Table:
+    """--by-comm: one row per communicator, its members as world ranks."""
+    t = _table("MPI per communicator (whole run; members as world ranks)", "communicator", "size",
+               "members", "% MPI", "total time", "calls", "bytes sent", "bytes recv", "functions")
+    for r in rows:
+        members = NA if r["world_ranks"] is None else (
+            rank_list_text(r["world_ranks"]) + ("..." if r["size"] and r["size"] > len(r["world_ranks"]) else ""))
+        size = NA if r["size"] is None else f"{r['size']:,}" + (" (inter)" if r["inter"] else "")
+        funcs = ", ".join(f"{f['name']} {fmt_count(f['calls'])}" for f in r["functions"][:4])
+        t.add_row(r["name"], size, members, fmt_pct(r["pct_mpi"]), fmt_time(r["time"]),
+                  fmt_count(r["calls"]), fmt_bytes(r["bytes_sent"]), fmt_bytes(r["bytes_recv"]),
+                  funcs + (", ..." if len(r["functions"]) > 4 else ""))
+    return t
+
+
 def histogram_table(rows: list[dict]) -> Table:
     t = _table("Message sizes (calls per log2 bucket, all ranks)", "bytes", "calls", "% calls",
                "time", "functions")
@@ -196,8 +211,9 @@ def io_table(files: list[dict]) -> Table:
     return t
 
 
-def render(rep: dict, console: Console) -> None:
-    """Print every section of the report ``rep`` on ``console``."""
+def render(rep: dict, console: Console, by_comm: bool = False) -> None:
+    """Print every section of the report ``rep`` on ``console`` (and the
+    per-communicator table with ``by_comm``)."""
     for line in header_lines(rep):
         console.print(line, highlight=False)
     if rep.get("snapshot"):
@@ -216,6 +232,12 @@ def render(rep: dict, console: Console) -> None:
         scope = "" if rep["region_filter"] is None else f" in region {rep['region_filter']!r}"
         console.print(function_table(rep["functions"], f"MPI functions{scope} "
                                      "(time per rank in seconds)"))
+    if by_comm:
+        if rep.get("communicators"):
+            console.print(comm_table(rep["communicators"]))
+        else:
+            console.print("no per-communicator records in this profile (summary mode, or "
+                          "written by an older runtime)", style="dim", highlight=False)
     if rep["histogram"]:
         console.print(histogram_table(rep["histogram"]))
     if rep["p2p"]["total_msgs"]:
