@@ -136,7 +136,7 @@ int mpiscope_comm_slot_slow(MPI_Comm comm, unsigned cache)
         return -1;
     mpiscope_lock();
     int slot = commtab_find((uintptr_t)comm);
-    if (slot < 0 && comm != MPI_COMM_NULL)
+    if (slot < 0 && comm != MPI_COMM_NULL && comm != MPI_COMM_SELF)
         slot = (int)commtab_unknown(comm);
     mpiscope_unlock();
     mpiscope_thread_t *t = mpiscope_tls;
@@ -159,15 +159,15 @@ static const char *kind_name(int kind)
 void mpiscope_comm_created(MPI_Comm parent, int rc, MPI_Comm made, int kind, long arg,
                            int ndims, const int *dims)
 {
-    if (!desc || !live)
-        return;
+    if (!desc || !live || rc != MPI_SUCCESS || parent == MPI_COMM_NULL)
+        return;           /* an erroneous call made nothing */
     mpiscope_lock();
     int p = commtab_find((uintptr_t)parent);
     if (p < 0)
         p = (int)commtab_unknown(parent);
     commtab_desc_t *pd = &desc[p];
     uint32_t k = ++pd->children;   /* every member counts the call, even one left out (COMM_NULL) */
-    if (rc != MPI_SUCCESS || made == MPI_COMM_NULL) {
+    if (made == MPI_COMM_NULL) {
         mpiscope_unlock();
         return;
     }
@@ -217,7 +217,7 @@ void mpiscope_comm_created(MPI_Comm parent, int rc, MPI_Comm made, int kind, lon
 
 void mpiscope_comm_named(MPI_Comm comm, int rc, const char *name)
 {
-    if (rc != MPI_SUCCESS || !name || !desc || !live)
+    if (rc != MPI_SUCCESS || !name || !desc || !live || comm == MPI_COMM_NULL)
         return;
     mpiscope_lock();
     int s = commtab_find((uintptr_t)comm);

@@ -260,16 +260,19 @@ static inline void mpiscope_recv_status(mpiscope_call_t *c, int rc, MPI_Status *
 /* --- per-communicator tables (commtab.c) ------------------------------------------ */
 
 #define MPISCOPE_PRE_comm_of(c, comm) ((c)->cslot = mpiscope_comm_slot(comm))
+/* Only a call that succeeded made a communicator (an erroneous call may pass
+ * MPI_COMM_NULL or a NULL output pointer: never touched then). */
+#define MPISCOPE_COMM_MADE(rc, made) ((rc) == MPI_SUCCESS && (made) ? *(made) : MPI_COMM_NULL)
 #define MPISCOPE_POST_comm_new(c, rc, parent, made, kind) \
-    mpiscope_comm_created((parent), (rc), *(made), (kind), 0, 0, NULL)
+    mpiscope_comm_created((parent), (rc), MPISCOPE_COMM_MADE(rc, made), (kind), 0, 0, NULL)
 #define MPISCOPE_POST_comm_split(c, rc, parent, color, made) \
-    mpiscope_comm_created((parent), (rc), *(made), MPISCOPE_COMM_SPLIT, (long)(color), 0, NULL)
+    mpiscope_comm_created((parent), (rc), MPISCOPE_COMM_MADE(rc, made), MPISCOPE_COMM_SPLIT, (long)(color), 0, NULL)
 #define MPISCOPE_POST_comm_split_type(c, rc, parent, type, made) \
-    mpiscope_comm_created((parent), (rc), *(made), MPISCOPE_COMM_SPLIT_TYPE, (long)(type), 0, NULL)
+    mpiscope_comm_created((parent), (rc), MPISCOPE_COMM_MADE(rc, made), MPISCOPE_COMM_SPLIT_TYPE, (long)(type), 0, NULL)
 #define MPISCOPE_POST_comm_create_group(c, rc, parent, tag, made) \
-    mpiscope_comm_created((parent), (rc), *(made), MPISCOPE_COMM_CREATE_GROUP, (long)(tag), 0, NULL)
+    mpiscope_comm_created((parent), (rc), MPISCOPE_COMM_MADE(rc, made), MPISCOPE_COMM_CREATE_GROUP, (long)(tag), 0, NULL)
 #define MPISCOPE_POST_comm_cart(c, rc, parent, ndims, dims, made) \
-    mpiscope_comm_created((parent), (rc), *(made), MPISCOPE_COMM_CART, 0, (ndims), (dims))
+    mpiscope_comm_created((parent), (rc), MPISCOPE_COMM_MADE(rc, made), MPISCOPE_COMM_CART, 0, (ndims), (dims))
 #define MPISCOPE_POST_comm_name(c, rc, comm, name) mpiscope_comm_named((comm), (rc), (name))
 #define MPISCOPE_POST_file_open(c, rc, comm, filename, fh) \
     do { if ((rc) == MPI_SUCCESS) mpiscope_io_file_opened((comm), (filename), *(fh)); } while (0)
