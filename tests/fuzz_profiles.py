@@ -42,6 +42,9 @@ READERS = [
     ("diagnose --json", ["diagnose", "--json", "{p}"]),
     ("compare (mutated, intact)", ["compare", "{p}", "{good}"]),
     ("compare --json (intact, mutated)", ["compare", "--json", "{good}", "{p}"]),
+    ("html", ["html", "{p}", "-o", "{out}", "--force"]),
+    ("export csv", ["export", "{p}", "-f", "csv", "-o", "{out}", "--force"]),
+    ("export hatchet", ["export", "{p}", "-f", "hatchet", "-o", "{out}", "--force"]),
 ]
 
 CASE_SECONDS = 10  # of CPU time: a loaded machine stretches the wall clock, not this
