@@ -76,10 +76,19 @@ def _stat_cells(s: dict | None, fmt=fmt_time) -> list[str]:
             fmt_pe(s["max_pe"]), fmt_pct(s["imbalance_pct"])]
 
 
+def _word(text: str) -> str:
+    """A program name or argument as one terminal word: quoted, with newlines and
+    other control characters escaped, when it is not plain (the program's own
+    argv is input too: a newline in it must not forge a line of the report)."""
+    plain = text and text.isprintable() and not any(c in text for c in " '\"\\")
+    return text if plain else repr(text)
+
+
 def header_lines(rep: dict) -> list[str]:
     p = rep["profile"]
-    args = " ".join(p["argv"][1:]) if p.get("argv") else ""
-    lines = [f"Profile of {p['program'] or '?'}{' ' + args if args else ''}  ({p['path']})"]
+    args = " ".join(_word(a) for a in p["argv"][1:]) if p.get("argv") else ""
+    program = _word(p["program"]) if p["program"] else "?"
+    lines = [f"Profile of {program}{' ' + args if args else ''}  ({p['path']})"]
     nodes = "" if p["nnodes"] is None else f", {p['nnodes']} node(s)"
     if p["ppn_model"]:
         nodes += f" modelled as {p['ppn_model']} ranks per node"
