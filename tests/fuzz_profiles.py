@@ -201,24 +201,24 @@ def huge_count(data, rng):
     return bytes(out)
 
 
-def overlap(data, rng):
-    """One section's offset (and, half the time, length) copied from another's."""
+def _copy_entry_fields(data, rng, fields) -> bytes:
+    """Two different section-table entries: the first gets the second's ``fields``."""
     out = bytearray(data)
     es = _entries(data)
     a, b = (es[int(i)] for i in rng.choice(len(es), 2, replace=False))
-    _set_entry(out, a, "offset", _get_entry(data, b, "offset"))
-    if rng.integers(0, 2):
-        _set_entry(out, a, "length", _get_entry(data, b, "length"))
-        _set_entry(out, a, "count", _get_entry(data, b, "count"))
+    for name in fields:
+        _set_entry(out, a, name, _get_entry(data, b, name))
     return bytes(out)
+
+
+def overlap(data, rng):
+    """One section's offset (and, half the time, length and count) copied from another's."""
+    fields = ("offset", "length", "count") if rng.integers(0, 2) else ("offset",)
+    return _copy_entry_fields(data, rng, fields)
 
 
 def duplicate_kind(data, rng):
-    out = bytearray(data)
-    es = _entries(data)
-    a, b = (es[int(i)] for i in rng.choice(len(es), 2, replace=False))
-    _set_entry(out, a, "kind", _get_entry(data, b, "kind"))
-    return bytes(out)
+    return _copy_entry_fields(data, rng, ("kind",))
 
 
 META_GARBAGE = [b"", b"not json", b"\xff\xfe\x00bad utf-8", b"[1, 2, 3]", b"null", b"\"text\"",
