@@ -13,7 +13,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
@@ -70,12 +69,6 @@ def browser():
         finally:
             b.close()
 
-
-@pytest.fixture(scope="session")
-def chromium():
-    """One headless Chromium for every browser test of the session."""
-    with browser() as b:
-        yield b
 
 
 def open_page(b, path: Path, width: int = 1400) -> Loaded:

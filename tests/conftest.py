@@ -19,3 +19,15 @@ def pytest_generate_tests(metafunc):
 @pytest.fixture
 def nranks(impl):
     return mpitest.NRANKS[impl]
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One headless Chromium per test process for every browser test.
+
+    Defined once here: playwright's sync API allows one running instance per
+    thread, and a fixture imported into two test modules would start two.
+    """
+    import browser
+    with browser.browser() as b:
+        yield b

@@ -18,7 +18,6 @@ import pytest
 
 import browser
 import mpitest
-from browser import chromium  # noqa: F401  (fixture)
 from exampleapps import profiled
 from mpiscope import format as fmt
 from mpiscope import testing
@@ -54,7 +53,7 @@ def _check_page(loaded: browser.Loaded) -> list[dict]:
 
 
 @pytest.mark.parametrize("app", sorted(APPS))
-def test_miniapp_page_draws_every_view(impl, nranks, app, tmp_path, chromium):  # noqa: F811
+def test_miniapp_page_draws_every_view(impl, nranks, app, tmp_path, chromium):
     n = nranks
     args = [a.format(n=n, nlat=6 * n) for a in APPS[app]]
     prof, _ = profiled(impl, n, app, *args, outdir=tmp_path)
@@ -114,7 +113,7 @@ HOSTILE = "<script>alert(1)</script>"
 HOSTILE_REGION = "<img src=x onerror=alert(2)>"
 
 
-def test_hostile_strings_render_as_text_real_run(impl, tmp_path, chromium):  # noqa: F811
+def test_hostile_strings_render_as_text_real_run(impl, tmp_path, chromium):
     """A real run of a program whose name and arguments are markup and non-UTF-8 bytes."""
     import shutil
     # A copy, not a link: the runtime names the program by /proc/self/exe. A file
@@ -134,7 +133,7 @@ def test_hostile_strings_render_as_text_real_run(impl, tmp_path, chromium):  # n
     _check_hostile(chromium, page_path, [HOSTILE_REGION, HOSTILE, "\ufffd\ufffd-arg"])
 
 
-def test_hostile_strings_render_as_text_everywhere(tmp_path, chromium):  # noqa: F811
+def test_hostile_strings_render_as_text_everywhere(tmp_path, chromium):
     """Program, arguments, host, region names, MPI-IO hints and lone surrogates."""
     s = testing.synthetic(64, ppn=16)
     meta = dict(s["meta"])
@@ -175,7 +174,7 @@ def _check_hostile(b, page_path: Path, literal: list[str]) -> None:
     loaded.close()
 
 
-def test_million_rank_page_is_downsampled_and_draws(tmp_path, chromium):  # noqa: F811
+def test_million_rank_page_is_downsampled_and_draws(tmp_path, chromium):
     """The synthetic 1,048,576-rank profile: every view drawn from buckets, the hot
     rank (the maxPE of compute) kept and marked, the matrix in blocks."""
     n = 1 << 20
@@ -199,7 +198,7 @@ def test_million_rank_page_is_downsampled_and_draws(tmp_path, chromium):  # noqa
     loaded.close()
 
 
-def test_compare_page_side_by_side(impl, nranks, tmp_path, chromium):  # noqa: F811
+def test_compare_page_side_by_side(impl, nranks, tmp_path, chromium):
     """`mpiscope compare A B --html` on zonal gather -> distributed: A and B drawn side by
     side, the compare dict's "worse" list shown, changes coloured."""
     from mpiscope.compare import compare

@@ -171,7 +171,8 @@ def test_killed_by_sigterm_leaves_a_partial_profile(impl, tmp_path):
     prof = read(spool_of(tmp_path))
     snap = prof.meta["snapshot"]
     assert prof.is_partial and snap["reasons"] == ["SIGTERM"]
-    handled = set(int(r) for r in re.findall(r"own SIGTERM handler, rank (\d+)", proc.stdout))
+    # The handler's marker files, not its output: mpirun may drop a dying rank's last line.
+    handled = {int(p.name.split(".")[1]) for p in tmp_path.glob("own_term.*")}
     answered = sorted(set(range(n)) - set(snap["missing"]))
     if impl == "openmpi":   # mpirun sends SIGTERM to every rank and waits
         assert answered == list(range(n)) and handled == set(range(n))

@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 
 import browser
-from browser import chromium  # noqa: F401  (fixture)
 from test_scale import assert_one_line_error, scale, synthetic_study
 
 
-def test_scale_report_html_page(tmp_path, chromium):  # noqa: F811
+def test_scale_report_html_page(tmp_path, chromium):
     study = synthetic_study(tmp_path, ranks=(1, 2, 4, 8, 16))
     scale("run", str(study))
     out = tmp_path / "syn-out"

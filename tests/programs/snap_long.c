@@ -6,8 +6,11 @@
  * finalizes. With "own-term" it installs its own SIGTERM handler before
  * MPI_Init, which prints "snap_long: own SIGTERM handler, rank R step N" and
  * then dies of SIGTERM (as a cleanup handler does), so a test can check it
- * still runs under mpiscope.
+ * still runs under mpiscope. The handler also creates the file
+ * "own_term.R" in the working directory: a launcher that is killing the job
+ * may drop a dying rank's last output line, a file is not lost.
  */
+#include <fcntl.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,7 +27,14 @@ static void own_term(int sig)
     char msg[128];
     int n = snprintf(msg, sizeof msg, "snap_long: own SIGTERM handler, rank %d step %ld\n", my_rank,
                      my_step);
+    char mark[32];
+    int m = snprintf(mark, sizeof mark, "own_term.%d", my_rank);
     (void)sig;
+    if (m > 0 && m < (int)sizeof mark) {
+        int fd = open(mark, O_CREAT | O_WRONLY, 0644);
+        if (fd >= 0)
+            close(fd);
+    }
     if (write(1, msg, (size_t)n) < 0)
         _exit(4);
     signal(SIGTERM, SIG_DFL);
