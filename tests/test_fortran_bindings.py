@@ -50,7 +50,7 @@ REGION_CALLS = {
 
 
 def expected_bytes(nranks: int) -> dict[str, list[tuple[int, int]]]:
-    """Function -> (bytes sent, bytes received) per rank, by the roles in runtime/functions.py.
+    """Function -> (bytes sent, bytes received) per rank, by the roles in runtime/wrappers/functions.py.
 
     Sends count count x type size; posted receives their size; blocking
     receives the size in the status (0 from MPI_PROC_NULL); MPI_IN_PLACE sends

@@ -127,7 +127,7 @@ def symbol_file(impl: str) -> tuple[dict[str, list[str]], set[str]]:
 
 
 def listed_functions() -> list:
-    return gen.load_functions(mpitest.REPO / "runtime" / "functions.py")
+    return gen.load_functions(mpitest.REPO / "runtime" / "wrappers" / "functions.py")
 
 
 def test_library_defines_exactly_the_generated_symbols(impl):

@@ -1,6 +1,6 @@
 """Collective programs under the runtime: exact calls, bytes and buckets per rank.
 
-Convention asserted (docs/profile-format.md, runtime/functions.py): bytes are
+Convention asserted (docs/profile-format.md, runtime/wrappers/functions.py): bytes are
 the sizes of the buffers the arguments describe. bytes_sent is what a rank's
 send buffer holds for the operation (one block for Allgather and
 Neighbor_allgather, a block per destination for Scatter at the root and the

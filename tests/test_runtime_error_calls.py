@@ -1,6 +1,6 @@
 """Erroneous calls under MPI_ERRORS_RETURN (issue 21, "Erroneous calls").
 
-tests/error_calls.py generates, from runtime/functions.py, one C program that
+tests/error_calls.py generates, from runtime/wrappers/functions.py, one C program that
 calls every wrapped function once per erroneous argument (null handle, rank
 P + 5, count -1, tag -5). It runs on one rank without the runtime and with it
 (mpiscope run). Each case must end the same way in both runs: the same error

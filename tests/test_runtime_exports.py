@@ -1,8 +1,8 @@
 """The wrapped functions against what each installed MPI exports (issue 22, item 4).
 
-runtime/exports_diff.py lists every MPI_ function a libmpi exports (nm -D) that
-is neither wrapped (runtime/functions.py) nor left out on purpose by a
-category of runtime/unwrapped.py (rendered in docs/runtime.md). A new MPI
+runtime/wrappers/exports_diff.py lists every MPI_ function a libmpi exports (nm -D) that
+is neither wrapped (runtime/wrappers/functions.py) nor left out on purpose by a
+category of runtime/wrappers/unwrapped.py (rendered in docs/runtime.md). A new MPI
 version that exports a function nobody looked at fails here. The functions
 wrapped after the first comparison are counted like any other.
 """
@@ -24,7 +24,7 @@ NEW = ["MPI_Win_attach", "MPI_Win_detach", "MPI_File_seek_shared", "MPI_File_get
 
 def test_every_exported_function_is_wrapped_or_left_out_on_purpose(impl):
     lib = native.runtime_library(impl)
-    proc = subprocess.run([sys.executable, str(REPO / "runtime" / "exports_diff.py"), str(lib)],
+    proc = subprocess.run([sys.executable, str(REPO / "runtime" / "wrappers" / "exports_diff.py"), str(lib)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "UNEXPLAINED" not in proc.stdout
@@ -37,7 +37,7 @@ def test_every_exported_function_is_wrapped_or_left_out_on_purpose(impl):
 
 
 def test_docs_list_every_category():
-    sys.path.insert(0, str(REPO / "runtime"))
+    sys.path.insert(0, str(REPO / "runtime" / "wrappers"))
     import unwrapped
     doc = (REPO / "docs" / "runtime.md").read_text()
     for name, _, _ in unwrapped.CATEGORIES:

@@ -1,4 +1,4 @@
-"""The wrapper generator and its one list (runtime/functions.py, runtime/gen_wrappers.py).
+"""The wrapper generator and its one list (runtime/wrappers/functions.py, runtime/wrappers/gen_wrappers.py).
 
 Every role names a real argument, every listed function yields exactly one
 wrapper (or is hand-written in lifecycle.c), every role has its C macros in
@@ -30,15 +30,15 @@ def _load(name: str, path: Path):
     return mod
 
 
-FUNCS = _load("mpiscope_functions_under_test", RUNTIME / "functions.py")
-GEN = _load("mpiscope_gen_under_test", RUNTIME / "gen_wrappers.py")
+FUNCS = _load("mpiscope_functions_under_test", RUNTIME / "wrappers" / "functions.py")
+GEN = _load("mpiscope_gen_under_test", RUNTIME / "wrappers" / "gen_wrappers.py")
 FUNCTIONS = FUNCS.load()
 
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("gen")
-    subprocess.run([sys.executable, str(RUNTIME / "gen_wrappers.py"), "--outdir", str(out)],
+    subprocess.run([sys.executable, str(RUNTIME / "wrappers" / "gen_wrappers.py"), "--outdir", str(out)],
                    check=True, timeout=60)
     return out
 
@@ -85,7 +85,7 @@ def test_every_entry_yields_one_wrapper(generated):
 
 
 def test_every_role_has_its_macros():
-    roles_h = (RUNTIME / "roles.h").read_text()
+    roles_h = (RUNTIME / "wrappers" / "roles.h").read_text()
     for name, (phase, _doc) in FUNCS.ROLES.items():
         if phase in ("pre", "both"):
             assert f"#define MPISCOPE_PRE_{name}(" in roles_h, name
@@ -130,7 +130,7 @@ def test_the_surface_issue_3_lists_is_covered():
 
 def test_the_fortran_generator_reads_the_same_list():
     fgen = _load("mpiscope_gen_fortran_under_test", RUNTIME / "fortran" / "gen_fortran.py")
-    parsed = fgen.load_functions(RUNTIME / "functions.py")
+    parsed = fgen.load_functions(RUNTIME / "wrappers" / "functions.py")
     assert [f.name for f in parsed] == [f.name for f in FUNCTIONS]
 
 

@@ -1,6 +1,6 @@
 """Point-to-point programs under the runtime: exact calls, bytes, buckets and peers.
 
-Conventions asserted here (docs/profile-format.md, runtime/functions.py): a
+Conventions asserted here (docs/profile-format.md, runtime/wrappers/functions.py): a
 send's bytes and its message to the peer are recorded by the call that starts
 it (MPI_Send, MPI_Isend, each MPI_Start of a persistent send); a blocking
 receive records the MPI_Status count (MPI_Recv, MPI_Sendrecv, MPI_Mrecv), a

@@ -8,13 +8,13 @@
 set(_mpiscope_fdir ${CMAKE_CURRENT_LIST_DIR})
 if(MPISCOPE_IMPL STREQUAL "openmpi" OR MPISCOPE_IMPL STREQUAL "mpich")
   find_package(Python3 REQUIRED COMPONENTS Interpreter)
-  file(GLOB _mpiscope_flist CONFIGURE_DEPENDS ${_mpiscope_fdir}/../functions.*)
+  file(GLOB _mpiscope_flist CONFIGURE_DEPENDS ${_mpiscope_fdir}/../wrappers/functions.*)
   set(_mpiscope_fgen ${CMAKE_CURRENT_BINARY_DIR}/fortran_wrappers.c)
   set(_mpiscope_fsyms ${CMAKE_CURRENT_BINARY_DIR}/fortran_symbols.txt)
   add_custom_command(
     OUTPUT ${_mpiscope_fgen} ${_mpiscope_fsyms}
     COMMAND ${Python3_EXECUTABLE} ${_mpiscope_fdir}/gen_fortran.py
-            --impl ${MPISCOPE_IMPL} --list ${_mpiscope_fdir}/../functions.py
+            --impl ${MPISCOPE_IMPL} --list ${_mpiscope_fdir}/../wrappers/functions.py
             --out ${_mpiscope_fgen} --symbols ${_mpiscope_fsyms}
     DEPENDS ${_mpiscope_fdir}/gen_fortran.py ${_mpiscope_flist}
     COMMENT "mpiscope: generating Fortran wrappers for ${MPISCOPE_IMPL}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generate the Fortran-symbol wrappers of libmpiscope.so from the one list of
-wrapped MPI functions (runtime/functions.py, the same list gen_wrappers.py reads).
+wrapped MPI functions (runtime/wrappers/functions.py, the same list gen_wrappers.py reads).
 
     gen_fortran.py --impl openmpi|mpich --out fortran_wrappers.c [--symbols symbols.txt]
 
@@ -95,7 +95,7 @@ def parse_prototype(proto: str) -> Function:
 
 
 def load_functions(list_module: Path) -> list[Function]:
-    """The wrapped functions, read through runtime/functions.py's load()."""
+    """The wrapped functions, read through runtime/wrappers/functions.py's load()."""
     spec = importlib.util.spec_from_file_location("mpiscope_functions", list_module)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
@@ -339,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--impl", required=True, choices=("openmpi", "mpich"))
     ap.add_argument("--out", required=True, type=Path)
-    ap.add_argument("--list", type=Path, default=HERE.parent / "functions.py",
+    ap.add_argument("--list", type=Path, default=HERE.parent / "wrappers" / "functions.py",
                     help="the module whose load() returns the wrapped functions")
     ap.add_argument("--symbols", type=Path,
                     help="also write 'function symbol...' lines (and '# not wrapped' lines)")

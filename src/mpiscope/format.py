@@ -1,6 +1,6 @@
 """The on-disk layout of an mpiscope profile, as numpy dtypes.
 
-The Python half of the contract whose C half is ``runtime/profile_format.h``
+The Python half of the contract whose C half is ``runtime/output/profile_format.h``
 and whose prose is ``docs/profile-format.md``. Every section is an array of
 fixed-size little-endian records, so the reader maps each one straight into a
 numpy structured array.

@@ -1,6 +1,6 @@
 """The MPI functions mpiscope deliberately does not wrap, and why.
 
-runtime/exports_diff.py compares runtime/functions.py with every ``MPI_``
+runtime/wrappers/exports_diff.py compares runtime/wrappers/functions.py with every ``MPI_``
 function each installed MPI library exports; every exported function must be
 either wrapped (a line of functions.LIST) or matched here by a category
 (the first that matches names its reason) (tests/test_runtime_exports.py checks both MPIs). docs/runtime.md

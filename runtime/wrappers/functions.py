@@ -17,7 +17,7 @@ roles say what the runtime does with the arguments. A role is
 of the prototype (or is an integer literal). ROLES below documents every role
 and says whether it acts before ("pre"), after ("post") or both around the
 PMPI call; the C side of a role is the macro MPISCOPE_PRE_<name> and/or
-MPISCOPE_POST_<name> in runtime/roles.h, and a qualifier q makes it
+MPISCOPE_POST_<name> in runtime/wrappers/roles.h, and a qualifier q makes it
 conditional on MPISCOPE_QUAL_<q>. ``hand`` marks a
 function whose wrapper is written by hand (runtime/lifecycle.c).
 
@@ -26,7 +26,7 @@ tables inside its generator, keyed by argument name, so renaming an argument
 silently loses a byte count). tests/test_runtime_generator.py checks that every
 role names real arguments and that every entry yields a wrapper.
 
-This module is imported by runtime/gen_wrappers.py (C wrappers) and
+This module is imported by runtime/wrappers/gen_wrappers.py (C wrappers) and
 runtime/fortran/gen_fortran.py (Fortran-symbol wrappers); load() is the API.
 Room for MPI-4: large-count ``MPI_X_c`` and partitioned functions are new
 lines here (ids are u16; the format needs no change).

@@ -1,5 +1,5 @@
 /*
- * roles.h - what each argument role of runtime/functions.py does.
+ * roles.h - what each argument role of runtime/wrappers/functions.py does.
  *
  * The generated wrappers (mpiscope_wrappers.c) call MPISCOPE_PRE_<role>(&c,
  * args...) before the PMPI call and MPISCOPE_POST_<role>(&c, rc, args...)

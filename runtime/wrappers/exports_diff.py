@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compare the wrapped functions (runtime/functions.py) with every MPI_ function
+"""Compare the wrapped functions (runtime/wrappers/functions.py) with every MPI_ function
 an installed MPI library exports.
 
     exports_diff.py [LIB ...]
@@ -8,7 +8,7 @@ LIB is an MPI library (libmpi.so.40, libmpich.so.12) or a libmpiscope.so, whose
 MPI library is found with ldd; default: every build/stage/<impl>/lib/libmpiscope.so
 of this source tree. For each library it prints the exported MPI_ functions
 (nm -D, defined text symbols) that are wrapped, those left out by a category of
-runtime/unwrapped.py (with the first category that matches), and the UNEXPLAINED ones:
+runtime/wrappers/unwrapped.py (with the first category that matches), and the UNEXPLAINED ones:
 neither wrapped nor in a category. Exit status 1 if any function is
 unexplained; listed functions the library does not export are
 reported (an MPI may lack MPI-4 functions) but are not an error.
