@@ -93,7 +93,8 @@ int bench_skip(long size);
  * by other load). */
 int bench_batches(int iters);
 
-/* bench_buffer: a page-aligned buffer of n bytes (at least 1), every page touched. */
+/* bench_buffer: a page-aligned buffer of n bytes (at least 1), every page written
+ * with a non-zero byte (common.c says why). */
 void *bench_buffer(size_t n);
 
 /* bench_touch: write `c` over the first n bytes of a buffer, as OSU does to its

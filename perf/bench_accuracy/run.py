@@ -15,7 +15,10 @@ the median over runs of each side's OSU number (the mean over all timed
 iterations) is compared: ratio = kernel / reference. Targets (issue 18): p2p
 latency and windowed bandwidth within 5 % at every size, collectives within
 10 %. The fastest-batch medians are recorded beside them (less disturbed by
-other load). `--scale 0.1` divides every iteration count by 10 on both sides
+other load). `--control` runs the reference a second time in each round
+(kernel, reference, reference again): the reference against itself is the
+noise floor of this machine, the smallest difference the comparison can
+resolve, and is reported beside every ratio. `--scale 0.1` divides every iteration count by 10 on both sides
 (a quick look on a loaded machine; the result records it). The load average
 before and after is recorded: on a busy machine the means measure the other
 jobs as much as MPI, and the ratios say how much.
@@ -130,13 +133,19 @@ def markdown(report: dict) -> str:
     for test, t in report["tests"].items():
         tol = f"within {t['tolerance'] * 100:.0f} %" if t["tolerance"] is not None else "no target"
         out.append(f"\n### {test} ({t['unit']}; {tol}: {t['within']} of {t['of']})\n")
+        if "control_within" in t:
+            out.append(f"The reference against itself (the noise floor): {t['control_within']} "
+                       f"of {t['of']} sizes {tol}.\n")
+        ctl = "control" in t["rows"][0] if t["rows"] else False
         out.append("| op | size (B) | kernel, median of OSU means | reference | ratio | "
-                   "kernel, median fastest batch | reference | ratio |")
-        out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+                   + ("reference again | control ratio | " if ctl else "")
+                   + "kernel, median fastest batch | reference | ratio |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if ctl else ""))
         for r in t["rows"]:
+            extra = f"{fmt(r['control'])} | {fmt(r['control_ratio'])} | " if ctl else ""
             out.append(f"| {r['op']} | {r['size']} | {fmt(r['kernel'])} | {fmt(r['reference'])} | "
-                       f"{fmt(r['ratio'])} | {fmt(r['kernel_best'])} | {fmt(r['reference_best'])} | "
-                       f"{fmt(r['ratio_best'])} |")
+                       f"{fmt(r['ratio'])} | {extra}{fmt(r['kernel_best'])} | "
+                       f"{fmt(r['reference_best'])} | {fmt(r['ratio_best'])} |")
     return "\n".join(out) + "\n"
 
 
@@ -153,21 +162,26 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--tests", default="latency,bw,bibw,coll")
+    ap.add_argument("--control", action="store_true",
+                    help="run the reference twice per round: its ratio to itself is the noise floor")
     ap.add_argument("-o", "--output", type=Path)
     a = ap.parse_args()
     out_path = a.output or Path(__file__).with_name(f"results-{a.mpi}.json")
     load_before = os.getloadavg()
     t0 = time.time()
     report = {"mpi": a.mpi, "launcher": launcher(a.mpi), "runs": a.runs, "scale": a.scale,
+              "control": a.control,
               "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
               "load_before": [round(x, 2) for x in load_before], "tests": {}}
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for test in a.tests.split(","):
-            ks, rs = [], []
+            ks, rs, cs = [], [], []
             for i in range(a.runs):  # alternate, so that load hits both sides alike
                 ks.append(kernel(a.mpi, test, a.scale, tmp))
                 rs.append(reference(a.mpi, test, a.scale))
+                if a.control:
+                    cs.append(reference(a.mpi, test, a.scale))
                 print(f"{test}: run {i + 1}/{a.runs} done (load {os.getloadavg()[0]:.1f})",
                       file=sys.stderr)
             rows = []
@@ -179,12 +193,19 @@ def main() -> None:
                 rows.append({"op": key[0], "size": key[1], "kernel": km, "reference": rm,
                              "ratio": km / rm if rm else None, "kernel_best": kb,
                              "reference_best": rb, "ratio_best": kb / rb if rb else None})
+                if cs:
+                    cm = statistics.median(c[key][0] for c in cs)
+                    rows[-1].update(control=cm, control_ratio=cm / rm if rm else None)
             tol = TARGET[test]
             misses = [r for r in rows if tol is not None and r["ratio"] is not None
                       and abs(r["ratio"] - 1) > tol]
             report["tests"][test] = {"unit": "MB/s" if test in ("bw", "bibw") else "us",
                                      "tolerance": tol, "rows": rows,
                                      "within": len(rows) - len(misses), "of": len(rows)}
+            if cs:
+                report["tests"][test]["control_within"] = sum(
+                    1 for r in rows if tol is None or (r["control_ratio"] is not None
+                                                       and abs(r["control_ratio"] - 1) <= tol))
             print(f"{test}: {len(rows) - len(misses)}/{len(rows)} sizes within "
                   f"{tol if tol is not None else '-'}", file=sys.stderr)
             save(report, out_path, t0)  # after each method: a long run keeps what it has
