@@ -3,7 +3,9 @@
 import numpy as np
 import pytest
 
-from mpiscope.place import bands, bounds, evaluate, grid_order as go, patterns, search
+from mpiscope.place.orders import bands, grid_order as go, search
+from mpiscope.place.bounds import stencil_bound
+from mpiscope.place import evaluate, patterns
 from mpiscope.place.patterns import coords_of_ranks
 
 
@@ -68,7 +70,7 @@ def test_bands_serve_grids_few_cells_divide():
     grid_order = min(c.traffic.off_msgs for c in tried if c.cell is not None)
     assert best.name.startswith("bands") and best.traffic.off_msgs < grid_order
     assert best.traffic.off_msgs <= 1.05 * bound
-    assert bound == bounds.off_node_lower_bound(st, 96)
+    assert bound == stencil_bound.off_node_lower_bound(st, 96)
 
 
 def test_bands_not_tried_when_a_cell_meets_the_bound():

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from mpiscope.place import border, lattice_tiles, patterns, search
+from mpiscope.place.orders import border, lattice_tiles, search
+from mpiscope.place import patterns
 from mpiscope.place.evaluate import node_of_rank, traffic_of_order, traffic_of_stencil
 
 

@@ -5,14 +5,16 @@ import itertools
 import numpy as np
 import pytest
 
-from mpiscope.place import bounds, evaluate, grid_order as go, patterns, search
-from mpiscope.place.methods import method_order
+from mpiscope.place.bounds import stencil_bound
+from mpiscope.place import evaluate, patterns
+from mpiscope.place.orders import grid_order as go, search
+from mpiscope.place.orders.methods import method_order
 
 
 def test_row_cross_term_is_the_true_maximum():
     # Brute force over all subsets of a 7-wide window: intervals maximise the
     # number of pairs at distance <= 1 (the rearrangement step of the proof).
-    intra, cross = bounds._row_tables(7, diagonal=True)
+    intra, cross = stencil_bound._row_tables(7, diagonal=True)
     best = np.zeros((8, 8), int)
     window = range(7)
     subsets = [s for k in range(8) for s in itertools.combinations(window, k)]
@@ -65,7 +67,7 @@ def _min_off_exhaustive(stencil, ppn):
 def test_bound_never_beaten_exhaustively(grid, points, periodic, ppn):
     st = patterns.make_stencil(grid, points, periodic)
     optimum = _min_off_exhaustive(st, ppn)
-    assert bounds.off_node_lower_bound(st, ppn) <= optimum
+    assert stencil_bound.off_node_lower_bound(st, ppn) <= optimum
 
 
 @pytest.mark.parametrize("grid,points,periodic,ppn,cell", [
@@ -76,7 +78,7 @@ def test_bound_never_beaten_exhaustively(grid, points, periodic, ppn):
 def test_bound_tight_for_square_tiles(grid, points, periodic, ppn, cell):
     st = patterns.make_stencil(grid, points, periodic)
     t = evaluate.traffic_of_order(go.order(grid, cell), ppn, st)
-    assert t.off_msgs == bounds.off_node_lower_bound(st, ppn)
+    assert t.off_msgs == stencil_bound.off_node_lower_bound(st, ppn)
 
 
 @pytest.mark.parametrize("points,grid", [(5, (24, 24)), (9, (24, 24)), (7, (8, 8, 8)),
@@ -86,7 +88,7 @@ def test_no_searched_or_random_order_beats_bound(points, grid, periodic):
     st = patterns.make_stencil(grid, points, periodic)
     rng = np.random.default_rng(7)
     for ppn in (4, 8, 16, 32):
-        bound = bounds.off_node_lower_bound(st, ppn)
+        bound = stencil_bound.off_node_lower_bound(st, ppn)
         assert bound > 0
         best, tried, _ = search.search(st, ppn)
         orders = [c.order for c in tried] + [rng.permutation(st.nranks) for _ in range(3)]
@@ -102,9 +104,9 @@ def test_line_bound_is_met_on_a_small_torus(ppn):
     # bound proves 128 and 64, which the best order reaches
     st = patterns.make_stencil((16, 16), 5, True)
     best, _, bound = search.search(st, ppn)
-    assert bound == bounds.line_bound(st, ppn) == best.traffic.off_msgs
+    assert bound == stencil_bound.line_bound(st, ppn) == best.traffic.off_msgs
     total = patterns.total_messages(st)
-    assert bound > total - 2 * (st.nranks // ppn) * bounds.max_inside_node(st, ppn)
+    assert bound > total - 2 * (st.nranks // ppn) * stencil_bound.max_inside_node(st, ppn)
 
 
 def test_line_bound_sees_few_nodes_cannot_all_hold_the_border():
@@ -114,9 +116,9 @@ def test_line_bound_sees_few_nodes_cannot_all_hold_the_border():
     # straight cut needs
     st = patterns.make_stencil((16, 16), 5, False)
     best, _, bound = search.search(st, 128)
-    assert bounds.line_bound(st, 128) == bound == best.traffic.off_msgs == 32
+    assert stencil_bound.line_bound(st, 128) == bound == best.traffic.off_msgs == 32
     total = patterns.total_messages(st)
-    assert bound > total - 2 * 2 * bounds.max_inside_node(st, 128)
+    assert bound > total - 2 * 2 * stencil_bound.max_inside_node(st, 128)
 
 
 def test_nodes_spanning_a_small_torus_are_bounded_tightly():
@@ -124,7 +126,7 @@ def test_nodes_spanning_a_small_torus_are_bounded_tightly():
     # least populated plane limits both the wrapping edges and its own; the
     # bound comes within 2 % of 4x4x8 boxes
     st = patterns.make_stencil((16, 16, 16), 7, True)
-    bound = bounds.off_node_lower_bound(st, 128)
+    bound = stencil_bound.off_node_lower_bound(st, 128)
     boxes = evaluate.traffic_of_order(go.order(st.grid, (4, 4, 8)), 128, st).off_msgs
     assert bound <= boxes <= 1.02 * bound
 

@@ -6,8 +6,9 @@ import itertools
 import numpy as np
 import pytest
 
-from mpiscope.place import bounds, king_bound, patterns
-from mpiscope.place.search import baselines, search
+from mpiscope.place.bounds import stencil_bound, king_bound
+from mpiscope.place import patterns
+from mpiscope.place.orders.search import baselines, search
 
 
 def _king_edges(points: np.ndarray) -> int:
@@ -50,13 +51,13 @@ def test_exact_maximum_is_attained_by_the_returned_set(ndim, k):
 def test_exact_2d_maximum_equals_the_9_point_slice_bound():
     # two independent derivations of the same 2-D maximum agree
     for k in range(1, 29):
-        assert king_bound.king_edges_exact(2, k) == bounds.max_internal_edges(9, k)
+        assert king_bound.king_edges_exact(2, k) == stencil_bound.max_internal_edges(9, k)
 
 
 def test_27_point_bound_uses_the_exact_maximum():
     # 16 points: the plane DP allows 89 edges; the true maximum is 78 (a 2x2x4
     # box has 72), and the bound now uses 78
-    assert bounds.max_internal_edges(27, 16) == king_bound.king_edges_exact(3, 16) == 78
+    assert stencil_bound.max_internal_edges(27, 16) == king_bound.king_edges_exact(3, 16) == 78
     # the stored table is what the enumeration gives
     for k in (2, 9, 17):
         assert king_bound.EXACT_3D[k] == king_bound.king_edges_exact(3, k)
@@ -117,7 +118,7 @@ def test_an_outside_point_touches_at_most_5_points_of_a_ranked_down_set():
 
 
 def test_ring_bound_is_never_below_the_exact_maximum_and_often_equal():
-    planar = np.asarray(bounds._max_internal_table(9, 20), np.int64)
+    planar = np.asarray(stencil_bound._max_internal_table(9, 20), np.int64)
     ring = [king_bound.king3_ring_bound(k, planar) for k in range(21)]
     exact = [king_bound.king_edges_exact(3, k) for k in range(21)]
     assert all(r >= e for r, e in zip(ring, exact))
@@ -132,8 +133,8 @@ def test_ring_bound_is_much_tighter_than_the_plane_dp_at_64_and_128():
     # block has 1,036, the plane DP allows 1,153
     for k, box in ((64, (4, 4, 4)), (128, (4, 4, 8))):
         block = _king_edges(np.array(list(itertools.product(*(range(n) for n in box)))))
-        bound = bounds.max_internal_edges(27, k)
-        assert block < bound < bounds._max_internal_table(27, k)[k]
+        bound = stencil_bound.max_internal_edges(27, k)
+        assert block < bound < stencil_bound._max_internal_table(27, k)[k]
         assert bound == king_bound.RING_3D[k]
 
 
@@ -141,7 +142,7 @@ def test_ring_bound_is_much_tighter_than_the_plane_dp_at_64_and_128():
                                                ((8, 8, 16), True, 32), ((6, 6, 6), False, 8)])
 def test_tighter_27_point_bound_is_never_beaten(grid, periodic, ppn):
     st = patterns.make_stencil(grid, 27, periodic)
-    bound = bounds.off_node_lower_bound(st, ppn)
+    bound = stencil_bound.off_node_lower_bound(st, ppn)
     best, tried, _ = search(st, ppn)
     for cand in tried + baselines(st, ppn):
         assert cand.traffic.off_msgs >= bound
@@ -152,5 +153,5 @@ def test_tighter_27_point_bound_is_never_beaten(grid, periodic, ppn):
     if periodic:
         return
     # it is tighter than the size-only plane bound
-    loose = st.nranks // ppn * 2 * bounds._max_internal_table(27, ppn)[ppn]
+    loose = st.nranks // ppn * 2 * stencil_bound._max_internal_table(27, ppn)[ppn]
     assert bound > patterns.total_messages(st) - loose

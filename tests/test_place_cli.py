@@ -4,7 +4,7 @@ import json
 import subprocess
 
 import mpitest
-from mpiscope.place.writers import read_order_file
+from mpiscope.place.output.writers import read_order_file
 
 
 def place(*args, cwd=None):

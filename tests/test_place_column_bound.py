@@ -5,7 +5,9 @@ import itertools
 import numpy as np
 import pytest
 
-from mpiscope.place import bounds, column_bound, patterns, search
+from mpiscope.place.bounds import stencil_bound, column_bound
+from mpiscope.place import patterns
+from mpiscope.place.orders import search
 from test_place_bounds import _min_off_exhaustive
 
 
@@ -71,7 +73,7 @@ def test_column_bound_never_beaten_exhaustively(grid, points, periodic, ppn):
     optimum = _min_off_exhaustive(st, ppn)
     bound = column_bound.column_bound(st, ppn)
     assert 0 < bound <= optimum
-    assert bounds.off_node_lower_bound(st, ppn) <= optimum
+    assert stencil_bound.off_node_lower_bound(st, ppn) <= optimum
 
 
 def test_column_bound_is_exact_on_tiny_grids_the_edge_count_misses():
@@ -93,7 +95,7 @@ def test_column_bound_is_met_by_auto_on_16x16_king_grids(periodic, ppn, expected
     best, _, bound = search.search(st, ppn)
     assert bound == column_bound.column_bound(st, ppn) == best.traffic.off_msgs == expected
     total = patterns.total_messages(st)
-    assert bound > total - 2 * (st.nranks // ppn) * bounds.max_inside_node(st, ppn)
+    assert bound > total - 2 * (st.nranks // ppn) * stencil_bound.max_inside_node(st, ppn)
 
 
 def test_column_bound_finds_a_price_between_the_grid_points():

@@ -1,11 +1,13 @@
-"""The corner bound (place/corner_bound.py, step 11 of docs/placement.md):
+"""The corner bound (place/bounds/corner_bound.py, step 11 of docs/placement.md):
 its table against brute force and a fresh MIP, and the bound against
 exhaustive search and every order auto tries."""
 
 import numpy as np
 import pytest
 
-from mpiscope.place import bounds, corner_bound, patterns, search
+from mpiscope.place.bounds import stencil_bound, corner_bound
+from mpiscope.place import patterns
+from mpiscope.place.orders import search
 
 _BITS16 = np.unpackbits(np.arange(1 << 16, dtype=np.uint16).view(np.uint8)).reshape(-1, 16).sum(1).astype(np.int64)
 
@@ -45,7 +47,7 @@ def test_table_matches_brute_force_and_the_mip():
         # by corner_edges_upper's outside term, here below the box's maximum
         assert corner_bound._window_mip(k, 5) == brute[k - 1], k
         assert corner_bound.corner_edges_upper(k)[0] == brute[k - 1] == corner_bound.CORNER_9[k], k
-    assert brute[11] == bounds.max_internal_edges(9, 12) - 1  # 12 ranks: the first that lose
+    assert brute[11] == stencil_bound.max_internal_edges(9, 12) - 1  # 12 ranks: the first that lose
 
 
 def test_table_entries_are_attained_inside_the_box():
@@ -73,7 +75,7 @@ def test_table_never_above_the_plane_and_never_below_a_down_set():
     table = corner_bound.CORNER_9
     assert len(table) >= 129
     for k in range(2, len(table)):
-        assert _square_ish_edges(k) <= table[k] <= bounds.max_internal_edges(9, k), k
+        assert _square_ish_edges(k) <= table[k] <= stencil_bound.max_internal_edges(9, k), k
 
 
 def _min_off_two_nodes(rows, cols):
@@ -90,28 +92,28 @@ def _min_off_two_nodes(rows, cols):
 @pytest.mark.parametrize("grid", [(4, 6), (3, 8)])
 def test_corner_bound_never_beaten_exhaustively(grid):
     st = patterns.make_stencil(grid, 9, False)
-    parts = bounds.lower_bounds(st, 12)
+    parts = stencil_bound.lower_bounds(st, 12)
     assert parts["corner bound"] > parts["per-node edge count"]  # 12 ranks lose at a corner
-    assert bounds.off_node_lower_bound(st, 12) <= _min_off_two_nodes(*grid)
+    assert stencil_bound.off_node_lower_bound(st, 12) <= _min_off_two_nodes(*grid)
 
 
 def test_two_corners_in_one_node_are_counted_once():
     # 4x6 in two nodes of 12: each node holds two corners, and a node that
     # spans the grid is only proven to miss one edge, not two
     st = patterns.make_stencil((4, 6), 9, False)
-    assert corner_bound.corner_loss(st, 12, bounds.max_inside_node(st, 12)) == 1
+    assert corner_bound.corner_loss(st, 12, stencil_bound.max_inside_node(st, 12)) == 1
     # 16x16 in nodes of 16: four corner nodes, one edge each
     st = patterns.make_stencil((16, 16), 9, False)
-    assert corner_bound.corner_loss(st, 16, bounds.max_inside_node(st, 16)) == 4
+    assert corner_bound.corner_loss(st, 16, stencil_bound.max_inside_node(st, 16)) == 4
 
 
 @pytest.mark.parametrize("grid,periodic,ppn", [
     ((16, 16), True, 16), ((16, 16), (True, False), 16), ((24, 24), False, 144)])
 def test_no_corner_term_without_corners_or_table(grid, periodic, ppn):
     st = patterns.make_stencil(grid, 9, periodic)
-    assert corner_bound.corner_loss(st, ppn, bounds.max_inside_node(st, ppn)) == 0
+    assert corner_bound.corner_loss(st, ppn, stencil_bound.max_inside_node(st, ppn)) == 0
     st5 = patterns.make_stencil((16, 16), 5, False)
-    assert corner_bound.corner_loss(st5, 16, bounds.max_inside_node(st5, 16)) == 0
+    assert corner_bound.corner_loss(st5, 16, stencil_bound.max_inside_node(st5, 16)) == 0
 
 
 def test_auto_is_within_five_percent_of_the_corner_bound_on_16x16_ppn16():
@@ -119,5 +121,5 @@ def test_auto_is_within_five_percent_of_the_corner_bound_on_16x16_ppn16():
     # against 484 from the per-node count, 492 with the four corner nodes
     st = patterns.make_stencil((16, 16), 9, False)
     best, _, bound = search.search(st, 16)
-    assert bound == 492 and bounds.bound_source(st, 16) == "corner bound"
+    assert bound == 492 and stencil_bound.bound_source(st, 16) == "corner bound"
     assert best.traffic.off_msgs == 516 and best.traffic.off_msgs <= 1.05 * bound

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mpitest
-from mpiscope.place import curves, grid_order as go
+from mpiscope.place.orders import curves, grid_order as go
 
 
 def place(*args):

@@ -4,7 +4,7 @@ other order-writing commands; a descending range in an order file is named."""
 import pytest
 
 from mpiscope.errors import UserError
-from mpiscope.place.writers import read_order_file
+from mpiscope.place.output.writers import read_order_file
 from test_place_cli import place, rows
 
 

@@ -7,7 +7,7 @@ import pytest
 import mpitest
 from mpiscope import native
 from mpiscope.errors import UserError
-from mpiscope.place.launchers import apply_order
+from mpiscope.place.output.launchers import apply_order
 
 
 def whereami(impl, argv, tmp_path):

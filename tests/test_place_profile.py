@@ -6,8 +6,9 @@ import numpy as np
 
 import mpitest
 from mpiscope import format as fmt
-from mpiscope.place import evaluate, patterns, search
-from mpiscope.place.writers import read_order_file
+from mpiscope.place import evaluate, patterns
+from mpiscope.place.orders import search
+from mpiscope.place.output.writers import read_order_file
 from mpiscope.testing import default_meta, records, write_profile
 
 

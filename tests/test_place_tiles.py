@@ -1,4 +1,4 @@
-"""Lattice tiles (place/lattice_tiles.py): fundamental domains with more
+"""Lattice tiles (place/orders/lattice_tiles.py): fundamental domains with more
 king's-graph edges than any box, and the orders they give."""
 
 import itertools
@@ -7,8 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from mpiscope.place import bounds, evaluate, grid_order as go, king_bound, lattice_tiles, patterns
-from mpiscope.place.search import factorisations, search
+from mpiscope.place.bounds import stencil_bound, king_bound
+from mpiscope.place import evaluate, patterns
+from mpiscope.place.orders import grid_order as go, lattice_tiles
+from mpiscope.place.orders.search import factorisations, search
 
 STENCIL_OF_DIM = {2: 9, 3: 27}
 
@@ -50,7 +52,7 @@ def test_lattice_tile_is_a_fundamental_domain_with_many_edges(ndim, ppn):
     assert np.array_equal(same_coset, np.eye(ppn, dtype=bool))
     # more edges than any box of ppn ranks, at most the proven maximum
     assert _best_box_edges(ndim, ppn) < tile.edges
-    assert tile.edges <= bounds.max_internal_edges(STENCIL_OF_DIM[ndim], ppn)
+    assert tile.edges <= stencil_bound.max_internal_edges(STENCIL_OF_DIM[ndim], ppn)
     if ndim == 2 and ppn == 16:
         assert tile.edges == king_bound.king_edges_exact(2, 16)  # the maximum of any 16 points
 
@@ -63,7 +65,7 @@ def test_lattice_tile_orders_are_valid_and_reach_the_bound(grid, periodic, ppn, 
     order = lattice_tiles.tile_order(st, ppn)
     assert np.array_equal(np.sort(order), np.arange(st.nranks))
     off = evaluate.traffic_of_order(order, ppn, st).off_msgs
-    bound = bounds.off_node_lower_bound(st, ppn)
+    bound = stencil_bound.off_node_lower_bound(st, ppn)
     assert off >= bound
     best, _, _ = search(st, ppn)
     assert best.traffic.off_msgs <= off
@@ -84,7 +86,7 @@ def test_face_stencil_tiles_beat_every_box_at_ppn_128(points, ndim):
     assert np.array_equal(same_coset, np.eye(128, dtype=bool))
     boxes = max(_face_edges(np.array(list(itertools.product(*map(range, cell)))))
                 for cell in factorisations(128, ndim))
-    assert boxes < tile.edges <= bounds.max_internal_edges(points, 128)
+    assert boxes < tile.edges <= stencil_bound.max_internal_edges(points, 128)
 
 
 def test_5_point_tiles_on_a_torus_when_boxes_fall_short():
@@ -106,7 +108,7 @@ def test_3d_tiles_on_a_torus_are_whole_tiles_and_beat_every_box(ppn):
     nodes = st.nranks // ppn
     # every node is a whole tile: each keeps exactly the tile's edges on-node
     assert off == patterns.total_messages(st) - 2 * nodes * _king_edges(tile)
-    assert off >= bounds.off_node_lower_bound(st, ppn)
+    assert off >= stencil_bound.off_node_lower_bound(st, ppn)
     boxes = min(evaluate.traffic_of_order(go.order(st.grid, cell), ppn, st).off_msgs
                 for cell in factorisations(ppn, 3))
     assert off < boxes
@@ -119,7 +121,7 @@ def test_3d_tiles_on_a_small_non_periodic_grid_are_evened():
     order = lattice_tiles.tile_order(st, 32)
     assert np.array_equal(np.sort(order), np.arange(st.nranks))
     off = evaluate.traffic_of_order(order, 32, st).off_msgs
-    assert off >= bounds.off_node_lower_bound(st, 32)
+    assert off >= stencil_bound.off_node_lower_bound(st, 32)
     best, tried, _ = search(st, 32)
     assert best.traffic.off_msgs <= off
     assert any(c.name == "lattice tiles of 32" for c in tried)
@@ -135,7 +137,7 @@ def test_large_non_periodic_grid_uses_tiles_wrapping_at_the_border(monkeypatch, 
     order = lattice_tiles.tile_order(st, ppn)
     assert np.array_equal(np.sort(order), np.arange(st.nranks))
     off = evaluate.traffic_of_order(order, ppn, st).off_msgs
-    assert off >= bounds.off_node_lower_bound(st, ppn)
+    assert off >= stencil_bound.off_node_lower_bound(st, ppn)
     # no shift of the best tile's tiling (ppn of them, one per coset) splits
     # fewer edges than the tile and shift chosen (up to edges at the corners)
     tile = lattice_tiles.best_tile(ppn, len(grid))

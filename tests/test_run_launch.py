@@ -62,15 +62,15 @@ def test_order_calls_placement_or_says_not_available(tmp_path, monkeypatch):
 
     from mpiscope.errors import UserError
 
-    monkeypatch.setitem(sys.modules, "mpiscope.place.launchers", None)  # import fails
+    monkeypatch.setitem(sys.modules, "mpiscope.place.output.launchers", None)  # import fails
     with pytest.raises(UserError, match="--order is not available"):
         launch._apply_order(["mpirun", "a"], str(tmp_path / "order"), "openmpi")
     calls = []
-    fake = types.ModuleType("mpiscope.place.launchers")
+    fake = types.ModuleType("mpiscope.place.output.launchers")
     fake.apply_order = lambda argv, order, impl: (calls.append((argv, order, impl)) or
                                                   (["mpirun", "--rankfile", order, "a"],
                                                    {"X": "1"}))
-    monkeypatch.setitem(sys.modules, "mpiscope.place.launchers", fake)
+    monkeypatch.setitem(sys.modules, "mpiscope.place.output.launchers", fake)
     assert launch._apply_order(["mpirun", "a"], "ord", "mpich") == \
         (["mpirun", "--rankfile", "ord", "a"], {"X": "1"})
     assert calls == [(["mpirun", "a"], "ord", "mpich")]

@@ -18,7 +18,7 @@ import mpitest
 from mpiscope import launch, native, read
 from mpiscope.errors import UserError
 from mpiscope.launcher_args import parse
-from mpiscope.place.launchers import apply_order
+from mpiscope.place.output.launchers import apply_order
 from test_run_launch import _compile_marker
 
 # Program arguments that look like launcher options (a host list, a host file,

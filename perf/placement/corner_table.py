@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerate CORNER_9 in place/corner_bound.py: the most 9-point edges of k
+"""Regenerate CORNER_9 in place/bounds/corner_bound.py: the most 9-point edges of k
 points in a quadrant that hold its apex (corner_bound.corner_edges_upper:
 a MIP over a box at the apex, plus the bound on sets leaving it).
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-from mpiscope.place import bounds, corner_bound  # noqa: E402
+from mpiscope.place.bounds import stencil_bound, corner_bound  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     for k in range(2, args.max + 1):
         t0 = time.perf_counter()
         value, window = corner_bound.corner_edges_upper(k)
-        plane = bounds.max_internal_edges(9, k)
+        plane = stencil_bound.max_internal_edges(9, k)
         table.append(value)
         print(f"| {k} | {value} | {plane} | {plane - value} | {window} | "
               f"{time.perf_counter() - t0:.1f} |", flush=True)

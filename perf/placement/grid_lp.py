@@ -38,10 +38,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-from mpiscope.place import corner_bound  # noqa: E402
+from mpiscope.place.bounds import corner_bound  # noqa: E402
 from mpiscope.place.evaluate import node_of_rank  # noqa: E402
 from mpiscope.place.patterns import coords_of_ranks, edge_list, make_stencil, ranks_of_coords  # noqa: E402
-from mpiscope.place.search import search  # noqa: E402
+from mpiscope.place.orders.search import search  # noqa: E402
 
 
 def symmetries(grid: tuple[int, int], major: str) -> list[np.ndarray]:

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from mpiscope.place.patterns import make_stencil  # noqa: E402
-from mpiscope.place.search import baselines, search  # noqa: E402
+from mpiscope.place.orders.search import baselines, search  # noqa: E402
 
 GRIDS_2D = [(16, 16), (64, 64), (256, 256), (1024, 1024)]
 GRIDS_3D = [(16, 16, 16), (32, 32, 32), (64, 64, 64), (128, 128, 128)]

@@ -28,8 +28,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
-from mpiscope.place import evaluate, patterns, search  # noqa: E402
-from mpiscope.place.partition import partition_order  # noqa: E402
+from mpiscope.place import evaluate, patterns  # noqa: E402
+from mpiscope.place.orders import search  # noqa: E402
+from mpiscope.place.orders.partition import partition_order  # noqa: E402
 
 CASES = [((64, 64), 5, 16), ((128, 128), 5, 64), ((250, 400), 5, 32), ((64, 64), 9, 16),
          ((16, 16, 16), 7, 64), ((32, 32, 32), 7, 32)]

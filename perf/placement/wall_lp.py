@@ -46,7 +46,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
-from mpiscope.place import bounds  # noqa: E402
+from mpiscope.place.bounds import stencil_bound  # noqa: E402
 
 NEG = -1e18
 
@@ -54,7 +54,7 @@ NEG = -1e18
 def row_tables(k: int) -> tuple[np.ndarray, np.ndarray]:
     """(intra, cross) of the 9-point stencil for rows of up to k points (exact
     for nested centred intervals; an upper bound for any two rows)."""
-    intra, cross = bounds._row_tables(k, True)
+    intra, cross = stencil_bound._row_tables(k, True)
     return intra.astype(float), cross.astype(float)
 
 
@@ -106,7 +106,7 @@ def wall_lp(k: int, depth: int) -> tuple[float, np.ndarray, list[tuple[float, li
 
     intra, cross = row_tables(k)
     tail = free_tail(k, intra, cross)
-    best = bounds.max_internal_edges(9, k)
+    best = stencil_bound.max_internal_edges(9, k)
     cuts: list[tuple[np.ndarray, float]] = []
     y = np.full(depth, -50.0)
     while True:
@@ -190,12 +190,12 @@ def main(argv=None) -> int:
             vals.append(value)
             packings[k] = packing
         lam[k] = vals[-1]
-        print(f"| {k} | {bounds.max_internal_edges(9, k)} | "
+        print(f"| {k} | {stencil_bound.max_internal_edges(9, k)} | "
               + " | ".join(f"{v:.3f}" for v in vals) + " |", flush=True)
     print("\nthe fractional packing at the deepest prices: its sets that lose edges "
           "(weight per unit of wall x row sizes from the wall, edges); the rest are E*(k)-sets")
     for k, packing in packings.items():
-        lossy = [(w, rows, e) for w, rows, e in packing if e < bounds.max_internal_edges(9, k)]
+        lossy = [(w, rows, e) for w, rows, e in packing if e < stencil_bound.max_internal_edges(9, k)]
         print(f"  k={k}: " + "; ".join(f"{w:.3f} x {rows} ({e})" for w, rows, e in lossy))
     print("\nWhat the bound must still charge for the best order to be within 5 % "
           "(lambda: the most any price-based bound charges a straight 9-point wall):")

@@ -131,9 +131,9 @@ def new_profiles(before: dict, after: dict) -> list[str]:
 
 def _apply_order(argv: list[str], order_file: str, impl: str) -> tuple[list[str], dict]:
     try:
-        from .place.launchers import apply_order
+        from .place.output.launchers import apply_order
     except ImportError:
-        raise UserError("--order is not available: mpiscope.place.launchers is not "
+        raise UserError("--order is not available: mpiscope.place.output.launchers is not "
                         "built yet") from None
     return apply_order(argv, order_file, impl)
 

@@ -12,15 +12,15 @@ import typer
 
 from ..errors import UserError
 from ..textout import emit as _emit
-from . import grid_order as go
-from . import writers
+from .orders import grid_order as go
+from .output import writers
 from .aggregators import RULES, aggregator_report
-from .bounds import bound_source, off_node_lower_bound
+from .bounds.stencil_bound import bound_source, off_node_lower_bound
 from .evaluate import Traffic, check_order, node_of_rank, traffic_of_pairs, traffic_of_stencil
-from .methods import NAMES, method_order
-from .partition import partition_order, traffic_arrays
+from .orders.methods import NAMES, method_order
+from .orders.partition import partition_order, traffic_arrays
 from .patterns import Stencil, make_stencil
-from .search import baselines, search
+from .orders.search import baselines, search
 
 app = typer.Typer(help="Compute and judge rank orders that keep communicating ranks on one node.",
                   no_args_is_help=True, rich_markup_mode="markdown",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UserError
-from .grid_order import check_size, fast_dims, rank_of_coords as ranks_of_coords
+from .orders.grid_order import check_size, fast_dims, rank_of_coords as ranks_of_coords
 
 # points -> (dimensions, whether diagonal neighbours are included)
 STENCILS = {5: (2, False), 9: (2, True), 7: (3, False), 27: (3, True)}

@@ -36,8 +36,8 @@ from collections.abc import Sequence
 import numpy as np
 
 # bounds imports this module too; its names are looked up at call time
-from . import bounds
-from .patterns import Stencil
+from . import stencil_bound
+from ..patterns import Stencil
 
 # CORNER_9[k]: most 9-point (king) edges in k points of a quadrant that hold
 # its apex, k = 0..len-1 (python3 perf/placement/corner_table.py)
@@ -90,7 +90,7 @@ def corner_loss(stencil: Stencil, ppn: int, node_max: int) -> int:
     # two corners in one node: it meets every slice between them, or it is
     # two parts with no edge between them, each in its own corner's quadrant
     pair = max(_split_max(CORNER_9, ppn),
-               *(bounds.max_internal_edges(stencil.points, ppn, n) for n in stencil.grid))
+               *(stencil_bound.max_internal_edges(stencil.points, ppn, n) for n in stencil.grid))
     two_corners = max(delta, node_max - pair)
     return min(4 * delta, two_corners)
 
@@ -118,8 +118,8 @@ def box_side(k: int) -> int:
     from sqrt(k) + 4 up where sets meeting side + 1 columns cannot come
     within 3 edges of the plane's maximum (every corner loss found is 0-2
     edges, so the MIP's value decides; a test checks it for every tabulated k)."""
-    side, target = math.isqrt(k - 1) + 4, bounds.max_internal_edges(9, k) - 3
-    while side < k and bounds.max_internal_edges(9, k, side + 1) > target:
+    side, target = math.isqrt(k - 1) + 4, stencil_bound.max_internal_edges(9, k) - 3
+    while side < k and stencil_bound.max_internal_edges(9, k, side + 1) > target:
         side += 1
     return side
 
@@ -127,8 +127,8 @@ def box_side(k: int) -> int:
 def leaving_box(k: int, window: int) -> int:
     """Most 9-point edges of k ranks holding the apex and a point outside the
     window x window box: they meet window + 1 columns (or rows) or split."""
-    return max(_split_max(bounds.max_internal_edges_upto(9, k), k),
-               bounds.max_internal_edges(9, k, window + 1))
+    return max(_split_max(stencil_bound.max_internal_edges_upto(9, k), k),
+               stencil_bound.max_internal_edges(9, k, window + 1))
 
 
 def _window_mip(k: int, window: int) -> int:

@@ -25,8 +25,8 @@ import socket
 import tempfile
 from pathlib import Path
 
-from ..errors import UserError
-from ..launcher_args import LaunchCommand, parse
+from ...errors import UserError
+from ...launcher_args import LaunchCommand, parse
 from .writers import OrderFile, host_runs, read_order_file
 
 # The launcher's options that fight with a rankfile / machine file / arbitrary
@@ -168,7 +168,7 @@ def apply_order(argv: list[str], order_file: str, impl: str) -> tuple[list[str],
 
     Arguments:
         argv: the launch command, e.g. ["mpirun", "-n", "16", "./app"].
-        order_file: a file in any format of mpiscope.place.writers.
+        order_file: a file in any format of mpiscope.place.output.writers.
         impl: "openmpi" or "mpich" (the MPI behind the launcher).
     Returns:
         (new argv, variables to add to the environment).

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import UserError
+from ...errors import UserError
 
 FORMATS = ("cray", "openmpi", "slurm", "hydra")
 

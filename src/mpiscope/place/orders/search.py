@@ -18,10 +18,10 @@ import numpy as np
 
 from . import grid_order as go
 from . import bands, border, lattice_tiles
-from .bounds import max_internal_edges, off_node_lower_bound
-from .evaluate import Traffic, node_of_rank, traffic_of_stencil
+from ..bounds.stencil_bound import max_internal_edges, off_node_lower_bound
+from ..evaluate import Traffic, node_of_rank, traffic_of_stencil
 from .methods import method_order
-from .patterns import Stencil, cell_internal_messages
+from ..patterns import Stencil, cell_internal_messages
 
 
 # band orders and the border repairs are tried when no cell or tile comes

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import UserError
+from ...errors import UserError
 from .curves import CURVES
 
 # Ranks per output line when neither -n nor -c says.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UserError
+from ...errors import UserError
 
 # METIS takes 32-bit edge weights; scale heavier graphs down to this maximum.
 _MAX_WEIGHT = 1 << 20

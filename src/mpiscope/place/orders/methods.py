@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UserError
+from ...errors import UserError
 
 NAMES = {0: "round-robin", 1: "SMP", 2: "folded", 3: "custom"}
 

@@ -36,10 +36,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..errors import UserError
+from ...errors import UserError
 from . import partition
-from .evaluate import traffic_of_stencil
-from .patterns import Stencil, coords_of_ranks, edge_list
+from ..evaluate import traffic_of_stencil
+from ..patterns import Stencil, coords_of_ranks, edge_list
 
 # Lattices with a nonzero vector shorter than this fraction of ppn^(1/d) are
 # skipped: the best 3-D tiles of a search over every lattice of index

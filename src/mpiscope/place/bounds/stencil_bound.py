@@ -54,7 +54,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import column_bound, corner_bound, king_bound
-from .patterns import STENCILS, Stencil, offsets, total_messages
+from ..patterns import STENCILS, Stencil, offsets, total_messages
 
 
 def _slice_dp(k: int, intra: np.ndarray, cross: np.ndarray, min_slices: int = 1,

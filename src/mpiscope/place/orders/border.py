@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import partition
-from .evaluate import Traffic, node_of_rank, traffic_of_stencil
-from .patterns import Stencil, coords_of_ranks, neighbour_pairs
+from ..evaluate import Traffic, node_of_rank, traffic_of_stencil
+from ..patterns import Stencil, coords_of_ranks, neighbour_pairs
 
 # Largest border repaired: directed stencil edges among the border nodes'
 # ranks, and border nodes (the pairs re-cut grow with them): ~25 s a repair

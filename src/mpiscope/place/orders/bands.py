@@ -23,9 +23,9 @@ import math
 
 import numpy as np
 
-from .evaluate import Traffic, node_of_rank, traffic_of_stencil
+from ..evaluate import Traffic, node_of_rank, traffic_of_stencil
 from .grid_order import rank_of_coords
-from .patterns import Stencil, cell_internal_messages, coords_of_ranks, offsets
+from ..patterns import Stencil, cell_internal_messages, coords_of_ranks, offsets
 
 # Upper bound on (ranks x stencil offsets x band orders evaluated) per search:
 # evaluating one order costs ~0.1 s per million rank-offsets.

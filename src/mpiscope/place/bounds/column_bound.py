@@ -43,7 +43,7 @@ import math
 
 import numpy as np
 
-from .patterns import Stencil, total_messages
+from ..patterns import Stencil, total_messages
 
 INF = np.inf
 

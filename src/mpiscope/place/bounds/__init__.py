@@ -1,0 +1,1 @@
+"""Proven lower bounds on the off-node messages of a stencil, for any order."""
