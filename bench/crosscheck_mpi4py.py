@@ -3,8 +3,9 @@
 
 The independent method: the same measurements written again in Python with
 mpi4py (numpy buffers through the buffer interface, no pickling; MPI.Wtime
-around batches of calls after `skip` warm-up calls; per-rank times reduced
-to min/avg/max with comm.gather). It shares no code with bench/*.c:
+around every call after `skip` warm-up calls, summed per batch; separate send
+and receive buffers; each collective call followed by an untimed barrier, as
+OSU does; per-rank times reduced to min/avg/max with comm.gather). It shares no code with bench/*.c:
 a different language, loop, buffer allocation and statistics code, so an
 error in common.c or the kernels would show up as a disagreement. Python adds
 roughly a microsecond per MPI call, which is visible at small sizes only.
@@ -58,37 +59,47 @@ def worker(a) -> None:
             return None
         return {"min": min(vals), "avg": sum(vals) / len(vals), "max": max(vals)}
 
-    def timed(body, iters: int, skip: int) -> tuple[float, float]:
-        """(mean over all timed calls, fastest batch's mean) of body() in seconds."""
+    def timed(body, iters: int, skip: int, after=None) -> tuple[float, float]:
+        """(mean over all timed calls, fastest batch's mean) of body() in seconds.
+
+        Every call is timed on its own (OSU 7) and `after` (a barrier, for the
+        collectives) runs untimed after each call, warm-up included."""
         batches = min(a.batches, iters)
         per = iters // batches
         for _ in range(skip):
             body()
+            if after:
+                after()
         total, best = 0.0, float("inf")
         for _ in range(batches):
-            t0 = MPI.Wtime()
+            batch = 0.0
             for _ in range(per):
+                t0 = MPI.Wtime()
                 body()
-            dt = MPI.Wtime() - t0
-            total += dt
-            best = min(best, dt / per)
+                batch += MPI.Wtime() - t0
+                if after:
+                    after()
+            total += batch
+            best = min(best, batch / per)
         return total / (per * batches), best
 
-    buf = np.zeros(max(a.max_size, 1), dtype=np.uint8)
+    # separate send and receive buffers, written before use, as OSU and applications do
+    sbuf = np.full(max(a.max_size, 1), ord("a"), dtype=np.uint8)
+    rbuf = np.full(max(a.max_size, 1), ord("b"), dtype=np.uint8)
     for size in sizes_upto(a.max_size):
         iters, skip = iters_for(size, a)
-        view = buf[:size]
+        sview, rview = sbuf[:size], rbuf[:size]
         comm.Barrier()
         if rank < 2:
             peer = 1 - rank
             if rank == 0:
                 def body():
-                    comm.Send(view, dest=peer, tag=1)
-                    comm.Recv(view, source=peer, tag=1)
+                    comm.Send(sview, dest=peer, tag=1)
+                    comm.Recv(rview, source=peer, tag=1)
             else:
                 def body():
-                    comm.Recv(view, source=peer, tag=1)
-                    comm.Send(view, dest=peer, tag=1)
+                    comm.Recv(rview, source=peer, tag=1)
+                    comm.Send(sview, dest=peer, tag=1)
             mean, best = timed(body, iters, skip)
         comm.Barrier()
         if rank == 0:
@@ -109,7 +120,9 @@ def worker(a) -> None:
             iters, skip = iters_for(size, a)
             fn = calls[op]
             comm.Barrier()
-            mean, best = timed(lambda: fn(size), iters, skip)
+            # OSU: each call followed by an untimed barrier (barrier: back to back)
+            mean, best = timed(lambda: fn(size), iters, skip,
+                               None if op == "barrier" else comm.Barrier)
             st, st_best = stats(mean * 1e6), stats(best * 1e6)
             if rank == 0:
                 out["collectives"].append({"op": op, "size": size, "comm_size": nranks,
