@@ -82,7 +82,13 @@ typedef struct {                 /* open addressing; key = world rank + 1, 0 = e
 } mpiscope_peer_slot_t;
 
 /* Everything one thread records. Allocated (mmap, zero pages cost nothing
- * until touched) the first time a thread calls MPI; never freed. */
+ * until touched) the first time a thread calls MPI; never freed.
+ * RATIONALE for the order: what every call touches comes first, in the first
+ * two cache lines (table pointers, counts, the snapshot's now_* fields); the
+ * communicator cache sits after the type cache. With the 256-byte
+ * communicator cache between them (as it was first added) a call on
+ * MPI_COMM_WORLD cost 6-15 ns more on MPICH (perf/run_overhead.sh, same run,
+ * docs/performance.md). */
 typedef struct mpiscope_thread {
     mpiscope_stat_t *stats;      /* [MPISCOPE_NIDS][nslots] */
     mpiscope_hbin_t *hist;       /* [MPISCOPE_NHIST][nslots][MPISCOPE_NBUCKETS] */
@@ -94,21 +100,21 @@ typedef struct mpiscope_thread {
     uint32_t overflow;           /* enum mpiscope_overflow bits */
     /* The call this thread is in, for snapshots (snapshot.c reads it from
      * another thread): now_func is the function id + 1, 0 outside MPI. */
-    mpiscope_cstat_t *cstats;    /* [MAX_COMM_TABLES + 1][MPISCOPE_NIDS] */
-    uint32_t *cused;             /* cstats indices with calls > 0 */
-    uint32_t ncused;
-    struct {                     /* communicator handle -> table slot, direct-mapped */
-        uintptr_t comm;
-        uint32_t slot, gen;
-    } ccache[16];
     volatile uint32_t now_func;
     int32_t now_to, now_from;
     uint64_t now_t0;
+    mpiscope_cstat_t *cstats;    /* [MAX_COMM_TABLES + 1][MPISCOPE_NIDS] */
+    uint32_t *cused;             /* cstats indices with calls > 0 */
+    uint32_t ncused;
     struct {                     /* datatype handle -> MPI_Type_size_x, direct-mapped */
         uintptr_t type;
         uint64_t size;           /* 64-bit: a derived type may hold 2 GiB or more */
         uint32_t gen;
     } types[64];
+    struct {                     /* communicator handle -> table slot, direct-mapped */
+        uintptr_t comm;
+        uint32_t slot, gen;
+    } ccache[16];
 } mpiscope_thread_t;
 
 typedef struct {                 /* one call in flight (see roles.h) */
