@@ -18,7 +18,10 @@ latency and windowed bandwidth within 5 % at every size, collectives within
 other load). `--control` runs the reference a second time in each round
 (kernel, reference, reference again): the reference against itself is the
 noise floor of this machine, the smallest difference the comparison can
-resolve, and is reported beside every ratio. `--scale 0.1` divides every iteration count by 10 on both sides
+resolve, and is reported beside every ratio. `--per-size` (p2p methods)
+launches each side once per message size and alternates size by size, so
+the two numbers of a ratio are taken seconds apart, not a sweep apart: on a
+machine whose speed drifts over tens of seconds this is the fairer pairing. `--scale 0.1` divides every iteration count by 10 on both sides
 (a quick look on a loaded machine; the result records it). The load average
 before and after is recorded: on a busy machine the means measure the other
 jobs as much as MPI, and the ratios say how much.
@@ -73,8 +76,9 @@ def run(cmd: list[str], timeout: float = 3600) -> str:
     return proc.stdout
 
 
-def kernel(mpi: str, test: str, scale: float, tmp: Path) -> dict[tuple, tuple[float, float]]:
-    """{(op, size): (OSU mean, fastest batch)} from one `mpiscope bench` run."""
+def kernel(mpi: str, test: str, scale: float, tmp: Path,
+           size: int | None = None) -> dict[tuple, tuple[float, float]]:
+    """{(op, size): (OSU mean, fastest batch)} from one `mpiscope bench` run (one size if given)."""
     out = tmp / "k.json"
     if test == "coll":
         it, sk, itl, skl = counts("coll", scale)
@@ -87,6 +91,8 @@ def kernel(mpi: str, test: str, scale: float, tmp: Path) -> dict[tuple, tuple[fl
                 "--iters", str(lit), "--skip", str(lsk), "--iters-large", str(litl),
                 "--skip-large", str(lskl), "--bw-iters", str(bit), "--bw-skip", str(bsk),
                 "--bw-iters-large", str(bitl), "--bw-skip-large", str(bskl)]
+        if size is not None:
+            args += ["--min-size", str(size), "--max-size", str(size)]
     run([sys.executable, "-m", "mpiscope.cli", "bench", *args, "-o", str(out), "--force",
          "--", *launcher(mpi)])
     res = json.loads(out.read_text())
@@ -101,13 +107,16 @@ def kernel(mpi: str, test: str, scale: float, tmp: Path) -> dict[tuple, tuple[fl
     return got
 
 
-def reference(mpi: str, test: str, scale: float) -> dict[tuple, tuple[float, float]]:
+def reference(mpi: str, test: str, scale: float,
+              size: int | None = None) -> dict[tuple, tuple[float, float]]:
     prog = str(native.program(mpi, "bench-reference/osu_method"))
     got = {}
     for op in (OPS if test == "coll" else (test,)):
         it, sk, itl, skl = counts(test if test != "bibw" else "bw", scale)
         lo, hi = ("0", str(4 << 20)) if test == "latency" else \
             ("1", str(1 << 20 if test == "coll" else 4 << 20))
+        if size is not None:
+            lo = hi = str(size)
         if op == "barrier":
             lo = hi = "0"
         out = run([*launcher(mpi), prog, op, lo, hi, str(it), str(sk), str(itl), str(skl)])
@@ -164,24 +173,36 @@ def main() -> None:
     ap.add_argument("--tests", default="latency,bw,bibw,coll")
     ap.add_argument("--control", action="store_true",
                     help="run the reference twice per round: its ratio to itself is the noise floor")
+    ap.add_argument("--per-size", action="store_true",
+                    help="p2p: alternate the sides size by size (one launch per size) instead of "
+                         "sweep by sweep, so that the two sides of a ratio run seconds apart")
     ap.add_argument("-o", "--output", type=Path)
     a = ap.parse_args()
     out_path = a.output or Path(__file__).with_name(f"results-{a.mpi}.json")
     load_before = os.getloadavg()
     t0 = time.time()
     report = {"mpi": a.mpi, "launcher": launcher(a.mpi), "runs": a.runs, "scale": a.scale,
-              "control": a.control,
+              "control": a.control, "per_size": a.per_size,
               "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
               "load_before": [round(x, 2) for x in load_before], "tests": {}}
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for test in a.tests.split(","):
             ks, rs, cs = [], [], []
+            sizes = [None]
+            if a.per_size and test != "coll":
+                sizes = ([0] if test == "latency" else []) + [1 << k for k in range(23)]
             for i in range(a.runs):  # alternate, so that load hits both sides alike
-                ks.append(kernel(a.mpi, test, a.scale, tmp))
-                rs.append(reference(a.mpi, test, a.scale))
+                k, r, c = {}, {}, {}
+                for size in sizes:
+                    k.update(kernel(a.mpi, test, a.scale, tmp, size))
+                    r.update(reference(a.mpi, test, a.scale, size))
+                    if a.control:
+                        c.update(reference(a.mpi, test, a.scale, size))
+                ks.append(k)
+                rs.append(r)
                 if a.control:
-                    cs.append(reference(a.mpi, test, a.scale))
+                    cs.append(c)
                 print(f"{test}: run {i + 1}/{a.runs} done (load {os.getloadavg()[0]:.1f})",
                       file=sys.stderr)
             rows = []
