@@ -148,6 +148,7 @@ static void life_start(int provided)
     life_epoch0 = (double)rt.tv_sec + 1e-9 * (double)rt.tv_nsec;
     clock_gettime(CLOCK_MONOTONIC, &life_mono0);
     life_tsc0 = mpiscope_now();
+    mpiscope_mpit_init(provided);   /* MPISCOPE_MPIT=1: the MPI_T session, after PMPI_Init */
     mpiscope_on = 1;
     /* after mpiscope_on: a snapshot may be taken from now on */
     mpiscope_snapshot_init(&life_final, life_comm);
@@ -398,6 +399,7 @@ int MPI_Finalize(void)
         uint64_t tsc_end = mpiscope_now();
         mpiscope_on = 0;
         life_finished = 1;
+        mpiscope_mpit_finish();     /* last MPI_T read before our own traffic, MPI_T closed */
         mpiscope_regions_close_all(tsc_end);
         mpiscope_final_t f = life_final;
         uint64_t tsc1;

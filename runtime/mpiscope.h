@@ -6,7 +6,8 @@
  * (communicator translation, persistent requests, group sizes), regions.c
  * (Pcontrol regions), iofiles.c (MPI-IO hints), merge.c (binomial-tree set
  * union), writer.c (the profile file), summary.c (MPISCOPE_MODE=summary),
- * settings.c, buf.c, stacking.c (the next definition each wrapper calls). Generated: mpiscope_ids.h, mpiscope_table.c,
+ * settings.c, buf.c, stacking.c (the next definition each wrapper calls),
+ * tables/mpit.c (MPI_T performance variables). Generated: mpiscope_ids.h, mpiscope_table.c,
  * mpiscope_next.h, mpiscope_wrappers.c (gen_wrappers.py from functions.py).
  *
  * RATIONALE: everything here is hidden (not exported from libmpiscope.so),
@@ -191,6 +192,11 @@ static inline void mpiscope_stat_add(mpiscope_thread_t *t, int id, uint64_t dt, 
         s->max = dt;
 }
 
+/* tables/mpit.c: the tick at which the next MPI_T sample is due (UINT64_MAX:
+ * never, the default), checked at the end of every wrapper. */
+extern uint64_t mpiscope_mpit_due;
+void mpiscope_mpit_sample(uint64_t now);
+
 /* Around the call to the MPI: what a snapshot shows this thread sitting in. */
 static inline void mpiscope_enter(mpiscope_call_t *c)
 {
@@ -238,6 +244,8 @@ static inline void mpiscope_record(mpiscope_call_t *c)
         cs->recv += c->recv;
         cs->ticks += dt;
     }
+    if (__builtin_expect(c->t1 >= __atomic_load_n(&mpiscope_mpit_due, __ATOMIC_RELAXED), 0))
+        mpiscope_mpit_sample(c->t1);
 }
 
 /* A 64-bit handle key to a table index (the tables are open addressing). */
@@ -408,6 +416,25 @@ int mpiscope_program_info(mpiscope_program_t *p);   /* 1 if run by an interprete
 mpiscope_thread_t *mpiscope_table_new(void);
 void mpiscope_state_now(mpiscope_thread_t *into, mpiscope_final_t *f);
 unsigned mpiscope_threads_inflight(mpiscope_inflight_t *out, unsigned cap, uint64_t now, double spt);
+
+/* tables/mpit.c: MPI_T performance variables (MPISCOPE_MPIT=1). init after
+ * PMPI_Init(_thread) returned; finish (last read, session closed,
+ * MPI_T_finalize) in MPI_Finalize before any finalize traffic of ours. */
+void mpiscope_mpit_init(int thread_level);
+void mpiscope_mpit_finish(void);
+int mpiscope_mpit_enabled(void);
+uint32_t mpiscope_mpit_count(void);              /* variables recorded on this rank */
+typedef struct {
+    mpiscope_set_t names;        /* union over ranks of the variables' META entries */
+    mpiscope_mpit_t *recs;       /* full mode: this rank's records */
+    uint32_t nrecs;
+    mpiscope_summary_t *sum;     /* summary mode, rank 0: MPISCOPE_MPIT_NMETRICS per variable */
+    uint32_t nsum;
+} mpiscope_mpit_out_t;
+/* Collective over f->comm: every rank calls it once any rank has MPISCOPE_MPIT=1. */
+void mpiscope_mpit_gather(mpiscope_final_t *f, int summary, mpiscope_mpit_out_t *out);
+void mpiscope_mpit_meta(const mpiscope_mpit_out_t *o, mpiscope_buf_t *meta);   /* + META "mpit" */
+void mpiscope_mpit_out_free(mpiscope_mpit_out_t *o);
 
 /* snapshot.c */
 void mpiscope_snapshot_init(mpiscope_final_t *f, MPI_Comm comm);   /* at MPI_Init (collective) */

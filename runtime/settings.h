@@ -43,7 +43,13 @@
       "node: one spool file per node (one slot per rank); rank: one spool file per rank")         \
     X(SNAPSHOT_BYTES, int, "1048576", "4096..1073741824",                                         \
       "size of one rank's slot in the spool; a larger snapshot drops its histogram, then "        \
-      "peers, then function records, and is flagged truncated")
+      "peers, then function records, and is flagged truncated")                                  \
+    X(MPIT, bool, "0", "0|1",                                                                     \
+      "1: record the MPI library's MPI_T performance variables (message queues, matching, "       \
+      "protocols) per rank")                                                                      \
+    X(MPIT_INTERVAL, int, "1000", "10..60000000",                                                 \
+      "microseconds between samples of MPI_T levels (queue lengths) at wrapper exits; at least "  \
+      "100 times what one sample costs")
 
 #pragma GCC visibility push(hidden)
 

@@ -46,7 +46,8 @@ enum mpiscope_section_kind {
     MPISCOPE_SEC_NODES = 7,    /* mpiscope_node_t, one per node (full mode) */
     MPISCOPE_SEC_SUMMARY = 8,  /* mpiscope_summary_t (summary mode) */
     MPISCOPE_SEC_INFLIGHT = 9, /* mpiscope_inflight_t: snapshots only (partial profiles) */
-    MPISCOPE_SEC_COMMS = 10    /* mpiscope_comm_t, grouped by rank (full mode) */
+    MPISCOPE_SEC_COMMS = 10,   /* mpiscope_comm_t, grouped by rank (full mode) */
+    MPISCOPE_SEC_MPIT = 12     /* MPI_T variables: mpiscope_mpit_t (full), mpiscope_summary_t (summary) */
 };
 
 /* A reader skips section kinds it does not know, so new kinds (per-communicator
@@ -182,6 +183,22 @@ typedef struct {                 /* 48 bytes: one (communicator, function) on on
     uint64_t bytes_recv;
     double time;                 /* s, summed over calls */
 } mpiscope_comm_t;
+
+/* MPI_T performance variables (MPISCOPE_MPIT=1; docs/runtime.md "MPI_T
+ * performance variables"): META "mpit" "variables" describes each variable
+ * once; records index that list. In summary mode the MPIT section holds
+ * mpiscope_summary_t records instead: func = variable, metric = one of these,
+ * region 0. */
+enum mpiscope_mpit_metric { MPISCOPE_MPIT_VALUE = 0, MPISCOPE_MPIT_PEAK = 1, MPISCOPE_MPIT_NMETRICS = 2 };
+typedef struct {                 /* 32 bytes: one variable on one rank (full mode) */
+    uint32_t rank;
+    uint16_t var;                /* index into META "mpit" "variables" */
+    uint16_t reserved;
+    double value;                /* at MPI_Finalize: a level's last value, a counter's or timer's
+                                    growth since MPI_Init, a mark's value (0: unreadable) */
+    double peak;                 /* a level's highest sample (sampled high-water mark); else value */
+    uint64_t samples;            /* reads behind peak */
+} mpiscope_mpit_t;
 
 /* --- snapshots (docs/runtime.md "Snapshots") -------------------------------------
  * What one thread of a rank was doing when a snapshot was taken. */

@@ -104,9 +104,9 @@ void mpiscope_write_summary(mpiscope_final_t *f)
     for (size_t i = 0; i < nio; i++)
         mine[m++] = (mpiscope_entry_t){KEY_NAME | 1, io[i].a, io[i].text, io[i].len};
 
-    uint64_t counts[1] = {f->overflow != 0}, totals[1];
+    uint64_t counts[2] = {f->overflow != 0, (uint64_t)mpiscope_mpit_enabled()}, totals[2];
     char path[MPISCOPE_PATH_MAX] = "", job[256] = "";
-    mpiscope_counts_and_name(f, counts, totals, 1, path, sizeof path, job);
+    mpiscope_counts_and_name(f, counts, totals, 2, path, sizeof path, job);
     mpiscope_set_t all;
     mpiscope_set_union(f->comm, mine, m, 1, &all);
     keys_t fkeys = keys_of(&all, KEY_FUNC), hkeys = keys_of(&all, KEY_HIST);
@@ -168,14 +168,19 @@ void mpiscope_write_summary(mpiscope_final_t *f)
     PMPI_Reduce(loc, mins, (int)N, MPI_DOUBLE_INT, MPI_MINLOC, 0, f->comm);
     PMPI_Reduce(loc, maxs, (int)N, MPI_DOUBLE_INT, MPI_MAXLOC, 0, f->comm);
     uint32_t any_overflow = totals[0] != 0;
+    mpiscope_mpit_out_t mpit = {0};
+    if (totals[1])             /* collective: every rank, once any rank has MPISCOPE_MPIT=1 */
+        mpiscope_mpit_gather(f, 1, &mpit);
+    const uint64_t M = MPISCOPE_MPIT_NMETRICS * (uint64_t)mpit.names.n;   /* MPIT records */
 
     mpiscope_summary_t *sum = NULL;
     mpiscope_hist_t *hist = NULL;
     mpiscope_buf_t head = {0}, meta = {0};
     MPI_File fh = MPI_FILE_NULL;
     if (mpiscope_open_output(f, &fh, path)) {
-        enum { NSEC = 3 };
-        uint64_t off_sum = 64 + 32 * NSEC, off_hist = off_sum + 56 * N, off_meta = off_hist + 32 * H;
+        const uint32_t NSEC = totals[1] ? 4 : 3;   /* MPIT only when recorded */
+        uint64_t off_sum = 64 + 32 * (uint64_t)NSEC, off_hist = off_sum + 56 * N, off_mpit = off_hist + 32 * H;
+        uint64_t off_meta = off_mpit + 56 * M;
         uint64_t nsum = 0, nhist = 0;
         if (f->rank == 0) {
             sum = calloc(N + 1, sizeof *sum);
@@ -200,23 +205,27 @@ void mpiscope_write_summary(mpiscope_final_t *f)
             nsum = N;
             nhist = H;
             mpiscope_meta_common(f, &meta, job, &regions, &iofiles);
+            if (totals[1])
+                mpiscope_mpit_meta(&mpit, &meta);
             mpiscope_header_t h;
             mpiscope_header_fill(f, &h, MPISCOPE_MODE_SUMMARY, NSEC, any_overflow, off_meta + meta.len);
-            mpiscope_section_t sec[NSEC] = {
+            mpiscope_section_t sec[4] = {
                 {MPISCOPE_SEC_SUMMARY, 1, off_sum, 56 * N, N},
                 {MPISCOPE_SEC_HIST, 1, off_hist, 32 * H, H},
                 {MPISCOPE_SEC_META, 1, off_meta, meta.len, meta.len},
+                {MPISCOPE_SEC_MPIT, 1, off_mpit, 56 * M, M},
             };
             mpiscope_buf_put(&head, &h, sizeof h);
-            mpiscope_buf_put(&head, sec, sizeof sec);
+            mpiscope_buf_put(&head, sec, sizeof sec[0] * NSEC);
         }
-        uint64_t off[4] = {0, off_sum, off_hist, off_meta};
-        uint64_t len[4] = {head.len, 56 * nsum, 32 * nhist, meta.len};
-        const void *ptr[4] = {head.data, sum, hist, meta.data};
-        mpiscope_finish_file(f, &fh, path, off, len, ptr, 4);
+        uint64_t off[5] = {0, off_sum, off_hist, off_mpit, off_meta};
+        uint64_t len[5] = {head.len, 56 * nsum, 32 * nhist, 56ull * (f->rank == 0 ? mpit.nsum : 0), meta.len};
+        const void *ptr[5] = {head.data, sum, hist, mpit.sum, meta.data};
+        mpiscope_finish_file(f, &fh, path, off, len, ptr, 5);
     }
     mpiscope_buf_free(&head);
     mpiscope_buf_free(&meta);
+    mpiscope_mpit_out_free(&mpit);
     free(sum);
     free(hist);
     free(sum_in);

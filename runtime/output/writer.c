@@ -30,7 +30,7 @@
 
 #include "mpiscope.h"
 
-enum { W_FUNCS, W_HIST, W_PEERS, W_REGIONS, W_NODES, W_NAMED, W_IOFILES, W_OVERFLOW, W_COMMS, W_NCOUNTS };
+enum { W_FUNCS, W_HIST, W_PEERS, W_REGIONS, W_NODES, W_NAMED, W_IOFILES, W_OVERFLOW, W_COMMS, W_MPIT, W_MPIT_ON, W_NCOUNTS };
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -535,7 +535,8 @@ void mpiscope_write_profile(mpiscope_final_t *f)
     mpiscope_node_fill(f, &node);
 
     uint64_t counts[W_NCOUNTS] = {t->nused, t->nhused, np, nr, (uint64_t)leader, mpiscope_regions_count() - 1, 0,
-                                  f->overflow != 0, nc};
+                                  f->overflow != 0, nc, mpiscope_mpit_count(),
+                                  (uint64_t)mpiscope_mpit_enabled()};
     mpiscope_entry_t io_probe[64];
     counts[W_IOFILES] = mpiscope_io_files_entries(io_probe, 64);
     uint64_t totals[W_NCOUNTS], first[W_NCOUNTS];
@@ -566,19 +567,24 @@ void mpiscope_write_profile(mpiscope_final_t *f)
     memset(&commset, 0, sizeof commset);
     if (totals[W_COMMS])
         comm_names(f, &commset);
+    mpiscope_mpit_out_t mpit = {0};
+    if (totals[W_MPIT_ON])     /* collective: every rank, once any rank has MPISCOPE_MPIT=1 */
+        mpiscope_mpit_gather(f, 0, &mpit);
 
     MPI_File fh = MPI_FILE_NULL;
     if (mpiscope_open_output(f, &fh, path)) {
-        enum { NSEC = 8 };
+        enum { NSEC_MAX = 9 };
+        const uint32_t NSEC = totals[W_MPIT_ON] ? 9 : 8;   /* MPIT only when recorded */
         const uint64_t P = (uint64_t)f->size;
-        uint64_t off_ranks = 64 + 32 * NSEC;
+        uint64_t off_ranks = 64 + 32 * (uint64_t)NSEC;
         uint64_t off_funcs = off_ranks + 128 * P;
         uint64_t off_hist = off_funcs + 64 * totals[W_FUNCS];
         uint64_t off_peers = off_hist + 32 * totals[W_HIST];
         uint64_t off_regions = off_peers + 24 * totals[W_PEERS];
         uint64_t off_nodes = off_regions + 40 * totals[W_REGIONS];
         uint64_t off_comms = off_nodes + 72 * totals[W_NODES];
-        uint64_t off_meta = off_comms + 48 * totals[W_COMMS];
+        uint64_t off_mpit = off_comms + 48 * totals[W_COMMS];
+        uint64_t off_meta = off_mpit + 32 * totals[W_MPIT];
 
         mpiscope_buf_t head = {0}, meta = {0};
         if (f->rank == 0) {
@@ -593,9 +599,11 @@ void mpiscope_write_profile(mpiscope_final_t *f)
                 }
                 mpiscope_buf_str(&meta, "}}");
             }
+            if (totals[W_MPIT_ON])
+                mpiscope_mpit_meta(&mpit, &meta);
             mpiscope_header_t h;
             mpiscope_header_fill(f, &h, MPISCOPE_MODE_FULL, NSEC, totals[W_OVERFLOW] != 0, off_meta + meta.len);
-            mpiscope_section_t sec[NSEC] = {
+            mpiscope_section_t sec[NSEC_MAX] = {
                 {MPISCOPE_SEC_RANKS, 1, off_ranks, 128 * P, P},
                 {MPISCOPE_SEC_FUNCS, 1, off_funcs, 64 * totals[W_FUNCS], totals[W_FUNCS]},
                 {MPISCOPE_SEC_HIST, 1, off_hist, 32 * totals[W_HIST], totals[W_HIST]},
@@ -604,24 +612,26 @@ void mpiscope_write_profile(mpiscope_final_t *f)
                 {MPISCOPE_SEC_NODES, 1, off_nodes, 72 * totals[W_NODES], totals[W_NODES]},
                 {MPISCOPE_SEC_COMMS, 1, off_comms, 48 * totals[W_COMMS], totals[W_COMMS]},
                 {MPISCOPE_SEC_META, 1, off_meta, meta.len, meta.len},
+                {MPISCOPE_SEC_MPIT, 1, off_mpit, 32 * totals[W_MPIT], totals[W_MPIT]},
             };
             mpiscope_buf_put(&head, &h, sizeof h);
-            mpiscope_buf_put(&head, sec, sizeof sec);
+            mpiscope_buf_put(&head, sec, sizeof sec[0] * NSEC);
         }
-        uint64_t off[9] = {0, off_ranks + 128 * (uint64_t)f->rank, off_funcs + 64 * first[W_FUNCS],
+        uint64_t off[10] = {0, off_ranks + 128 * (uint64_t)f->rank, off_funcs + 64 * first[W_FUNCS],
                            off_hist + 32 * first[W_HIST], off_peers + 24 * first[W_PEERS],
                            off_regions + 40 * first[W_REGIONS], off_nodes + 72 * first[W_NODES],
-                           off_comms + 48 * first[W_COMMS], off_meta};
-        uint64_t len[9] = {head.len, 128, 64ull * t->nused, 32ull * t->nhused, 24ull * np, 40ull * nr,
-                           leader ? 72u : 0u, 48ull * nc, meta.len};
-        const void *ptr[9] = {head.data, &me, funcs, hist, peers, regs, &node, comms, meta.data};
-        mpiscope_finish_file(f, &fh, path, off, len, ptr, 9);
+                           off_comms + 48 * first[W_COMMS], off_mpit + 32 * first[W_MPIT], off_meta};
+        uint64_t len[10] = {head.len, 128, 64ull * t->nused, 32ull * t->nhused, 24ull * np, 40ull * nr,
+                            leader ? 72u : 0u, 48ull * nc, 32ull * mpit.nrecs, meta.len};
+        const void *ptr[10] = {head.data, &me, funcs, hist, peers, regs, &node, comms, mpit.recs, meta.data};
+        mpiscope_finish_file(f, &fh, path, off, len, ptr, 10);
         mpiscope_buf_free(&head);
         mpiscope_buf_free(&meta);
     }
     mpiscope_set_free(&regions);
     mpiscope_set_free(&iofiles);
     mpiscope_set_free(&commset);
+    mpiscope_mpit_out_free(&mpit);
     free(comms);
     free(funcs);
     free(hist);

@@ -31,6 +31,7 @@ SEC_NODES = 7
 SEC_SUMMARY = 8
 SEC_INFLIGHT = 9
 SEC_COMMS = 10
+SEC_MPIT = 12     # 11 is ENV's
 
 ALL_RANKS = 0xFFFFFFFF
 SUMMARY_RANK_LEVEL = 0xFFFF
@@ -93,6 +94,15 @@ COMM = np.dtype([
     ("calls", "<u8"), ("bytes_sent", "<u8"), ("bytes_recv", "<u8"), ("time", "<f8"),
 ])
 
+# MPI_T performance variables (MPISCOPE_MPIT=1), per (rank, variable); META
+# "mpit" "variables" describes each variable. In summary mode the MPIT section
+# holds SUMMARY records instead: func = variable, metric = MPIT_METRICS index.
+MPIT_METRICS = ["value", "peak"]
+MPIT = np.dtype([
+    ("rank", "<u4"), ("var", "<u2"), ("reserved", "<u2"),
+    ("value", "<f8"), ("peak", "<f8"), ("samples", "<u8"),
+])
+
 # What each thread of a rank was doing at a snapshot (partial profiles only).
 NOT_IN_MPI = 0xFFFF
 PEER_NONE = -1
@@ -120,13 +130,23 @@ SNAP_HEADER = np.dtype([
 SECTION_DTYPES = {
     SEC_RANKS: RANK, SEC_FUNCS: FUNC, SEC_HIST: HIST, SEC_PEERS: PEER,
     SEC_REGIONS: REGION, SEC_NODES: NODE, SEC_SUMMARY: SUMMARY, SEC_INFLIGHT: INFLIGHT, SEC_COMMS: COMM,
+    SEC_MPIT: MPIT,
 }
+
+
+def section_dtype(kind: int, mode: str) -> np.dtype:
+    """The record dtype of a section kind in a profile of mode "full" or "summary"
+    (MPIT holds SUMMARY records in summary mode)."""
+    if kind == SEC_MPIT and mode == "summary":
+        return SUMMARY
+    return SECTION_DTYPES[kind]
 
 # Sizes are part of the contract; a mismatch with the C structs is a bug.
 assert HEADER.itemsize == 64 and SECTION.itemsize == 32 and RANK.itemsize == 128
 assert FUNC.itemsize == 64 and HIST.itemsize == 32 and PEER.itemsize == 24
 assert REGION.itemsize == 40 and NODE.itemsize == 72 and SUMMARY.itemsize == 56
 assert INFLIGHT.itemsize == 32 and SNAP_HEADER.itemsize == 128 and COMM.itemsize == 48
+assert MPIT.itemsize == 32
 
 
 def fnv1a64(name: str) -> int:

@@ -34,6 +34,10 @@ class Profile:
         summary: fmt.SUMMARY records (empty in full mode).
         comms: fmt.COMM records: calls, bytes and time per (rank, communicator,
             function); META "communicators" names each communicator id.
+        mpit: MPI_T performance variables (MPISCOPE_MPIT=1): fmt.MPIT records,
+            one per (rank, variable), in full mode; fmt.SUMMARY records
+            (func = variable, metric = fmt.MPIT_METRICS index) in summary
+            mode. ``mpit_variables`` describes each variable.
         inflight: fmt.INFLIGHT records: the call each thread of each rank sat
             in at a snapshot (partial profiles only; META "snapshot" says
             when and which ranks answered).
@@ -54,6 +58,7 @@ class Profile:
     summary: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.SUMMARY))
     inflight: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.INFLIGHT))
     comms: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.COMM))
+    mpit: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.MPIT))
 
     @property
     def functions(self) -> list[str]:
@@ -62,6 +67,14 @@ class Profile:
     @property
     def function_kinds(self) -> list[str]:
         return list(self.meta.get("function_kinds", []))
+
+    @property
+    def mpit_variables(self) -> list[dict]:
+        """META "mpit" "variables": one dict per recorded MPI_T variable (name,
+        what, class, kind, over, elements, bound, type, desc); [] if none."""
+        mpit = self.meta.get("mpit")
+        vs = mpit.get("variables") if isinstance(mpit, dict) else None
+        return [v if isinstance(v, dict) else {} for v in vs] if isinstance(vs, list) else []
 
     @property
     def region_names(self) -> dict[int, str]:

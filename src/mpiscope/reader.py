@@ -25,7 +25,7 @@ from .profile import Profile
 _SECTION_NAMES = {fmt.SEC_META: "META", fmt.SEC_RANKS: "RANKS", fmt.SEC_FUNCS: "FUNCS",
                   fmt.SEC_HIST: "HIST", fmt.SEC_PEERS: "PEERS", fmt.SEC_REGIONS: "REGIONS",
                   fmt.SEC_NODES: "NODES", fmt.SEC_SUMMARY: "SUMMARY", fmt.SEC_INFLIGHT: "INFLIGHT",
-                  fmt.SEC_COMMS: "COMMS"}
+                  fmt.SEC_COMMS: "COMMS", fmt.SEC_MPIT: "MPIT"}
 
 _MODES = {fmt.MODE_FULL: "full", fmt.MODE_SUMMARY: "summary"}
 
@@ -142,7 +142,7 @@ def _parse(name: str, buf) -> Profile:
                 raise corrupt(f"META count {count} differs from its length {length}")
             found[kind] = bytes(buf[off:off + length])
             continue
-        dtype = fmt.SECTION_DTYPES[kind]
+        dtype = fmt.section_dtype(kind, mode)
         if length != count * dtype.itemsize:
             raise corrupt(f"section {sname} is {length} bytes, expected {count} records "
                           f"x {dtype.itemsize}")
@@ -163,14 +163,15 @@ def _parse(name: str, buf) -> Profile:
 
     def section(kind: int) -> np.ndarray:
         arr = found.get(kind)
-        return arr if arr is not None else np.zeros(0, fmt.SECTION_DTYPES[kind])
+        return arr if arr is not None else np.zeros(0, fmt.section_dtype(kind, mode))
 
     prof = Profile(path=name, meta=meta, nranks=nranks, mode=mode, flags=int(h["flags"]),
                    start_time=float(h["start_time"]), ranks=section(fmt.SEC_RANKS),
                    funcs=section(fmt.SEC_FUNCS), hist=section(fmt.SEC_HIST),
                    peers=section(fmt.SEC_PEERS), regions=section(fmt.SEC_REGIONS),
                    nodes=section(fmt.SEC_NODES), summary=section(fmt.SEC_SUMMARY),
-                   inflight=section(fmt.SEC_INFLIGHT), comms=section(fmt.SEC_COMMS))
+                   inflight=section(fmt.SEC_INFLIGHT), comms=section(fmt.SEC_COMMS),
+                   mpit=section(fmt.SEC_MPIT))
     _check_indices(prof, corrupt)
     return prof
 
@@ -213,8 +214,24 @@ def _check_indices(prof: Profile, corrupt) -> None:
         f = prof.inflight["func"][prof.inflight["func"] != fmt.NOT_IN_MPI]
         if len(f) and int(f.max()) >= nfunc:
             raise corrupt(f"INFLIGHT names function {int(f.max())}, META lists {nfunc}")
+    _check_mpit(prof, corrupt)
     summ = prof.summary
     if len(summ):
         f = summ["func"][summ["func"] != fmt.SUMMARY_RANK_LEVEL]
         if len(f) and int(f.max()) >= nfunc:
             raise corrupt(f"SUMMARY names function {int(f.max())}, META lists {nfunc}")
+
+
+def _check_mpit(prof: Profile, corrupt) -> None:
+    """MPIT records must name a variable of META "mpit" (and, full mode, a rank)."""
+    if not len(prof.mpit):
+        return
+    nvars = len(prof.mpit_variables)
+    key = "func" if prof.is_summary else "var"
+    if int(prof.mpit[key].max()) >= nvars:
+        raise corrupt(f"MPIT names variable {int(prof.mpit[key].max())}, META 'mpit' lists {nvars}")
+    if prof.is_summary:
+        if int(prof.mpit["metric"].max()) >= len(fmt.MPIT_METRICS):
+            raise corrupt(f"MPIT names metric {int(prof.mpit['metric'].max())}")
+    elif int(prof.mpit["rank"].max()) >= prof.nranks:
+        raise corrupt(f"MPIT names rank {int(prof.mpit['rank'].max())} of {prof.nranks}")

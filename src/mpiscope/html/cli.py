@@ -59,8 +59,8 @@ def register(app: typer.Typer) -> None:
     ):
         """Write the report of a profile as one self-contained HTML file (no network needed
         to view it): run facts, diagnosis and POP metrics, per-rank time, sortable function
-        table, communication matrix, message sizes, on-/off-node traffic, one view per
-        region."""
+        table, MPI_T performance variables (when recorded), communication matrix, message
+        sizes, on-/off-node traffic, one view per region."""
         from ..reader import read
         from ..report import build_report
         from . import page

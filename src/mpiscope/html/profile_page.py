@@ -150,6 +150,16 @@ def _regions_section(prof: Profile, rep: dict) -> Markup | None:
         "regions) and its own function table."), *subs, anchor="regions")
 
 
+def _mpit_section(mpit: dict | None) -> Markup | None:
+    """MPI_T variables, or why there are none, when the run asked for them."""
+    if not mpit or not mpit.get("recorded"):
+        return None
+    if mpit["variables"]:
+        return page.section("MPI_T performance variables", tables.mpit_table(mpit), anchor="mpit")
+    return page.section("MPI_T performance variables", page.para(f"MPI_T: {mpit['why_none']}"),
+                        anchor="mpit")
+
+
 def profile_sections(prof: Profile, rep: dict, diagnosis: dict | None,
                      ppn: int | None = None) -> tuple[list[Markup], list[tuple[str, str]]]:
     """Every section of one profile's page and the table-of-contents links.
@@ -170,6 +180,7 @@ def profile_sections(prof: Profile, rep: dict, diagnosis: dict | None,
         page.section("MPI functions", tables.function_table(
             rep["functions"], "MPI functions (time per rank in seconds); click a header to "
                               "sort"), anchor="functions") if rep["functions"] else None,
+        _mpit_section(rep.get("mpit")),
         _comm_section(prof, rep, ppn),
         page.section("Message sizes", page.figure(charts.size_histogram(
             rep["histogram"], "Calls per message size, by function")),
@@ -181,7 +192,7 @@ def profile_sections(prof: Profile, rep: dict, diagnosis: dict | None,
     ]
     sections = [s for s in sections if s is not None]
     titles = {"run": "Run", "diagnosis": "Diagnosis", "pop": "POP", "ranks": "Per rank",
-              "functions": "Functions", "comm": "Communication", "sizes": "Message sizes",
+              "functions": "Functions", "mpit": "MPI_T", "comm": "Communication", "sizes": "Message sizes",
               "regions": "Regions", "io": "MPI-IO"}
     nav = [(a, label) for a, label in titles.items() if f'id="{a}"' in "".join(sections)]
     return sections, nav

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from ..report.tables import fmt_bytes, fmt_count, fmt_pct, fmt_pe, fmt_time
+from ..report.tables import fmt_bytes, fmt_count, fmt_pct, fmt_pe, fmt_time, fmt_value
 from . import page
 from .page import Markup, cell
 
@@ -119,3 +119,19 @@ def io_table(files: list[dict]) -> Markup:
            for f in files]
     return page.table(["file", *keys], out,
                       caption="MPI-IO files and hints (rank 0's view after MPI_File_open)")
+
+
+def mpit_table(mpit: dict) -> Markup:
+    """MPI_T performance variables (``rep["mpit"]``), as the terminal shows them."""
+    out = []
+    for v in mpit["variables"]:
+        rows = [("at end", v["value"])] + ([("peak", v["peak"])] if v.get("kind") == "level" else [])
+        for label, s in rows:
+            s = s or {}
+            out.append([v["name"], label,
+                        *(cell(fmt_value(s.get(k)), s.get(k)) for k in ("min", "max", "avg")),
+                        cell(fmt_pe(s.get("min_pe")), s.get("min_pe")),
+                        cell(fmt_pe(s.get("max_pe")), s.get("max_pe")), v.get("what") or ""])
+    return page.table(["variable", "", "min", "max", "avg", "minPE", "maxPE", "what"], out,
+                      caption="MPI_T performance variables (per rank; peak = highest sample "
+                              "of a level)")

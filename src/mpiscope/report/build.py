@@ -12,6 +12,7 @@ from .. import format as fmt
 from ..errors import UserError
 from ..profile import Profile
 from . import comm
+from .mpit import mpit_section
 from .pop import pop_section
 from .snapshot import snapshot_section
 from .by_comm import comm_table
@@ -95,6 +96,7 @@ def build_report(prof: Profile, ppn: int | None = None, top: int = 10,
         "io_files": _io_files(prof.meta),
         "snapshot": snapshot_section(prof),
         "communicators": [] if prof.is_summary else comm_table(prof, mpi_total),
+        "mpit": mpit_section(prof),
         "warnings": _warnings(prof, ppn),
     }
     return rep

@@ -143,6 +143,40 @@ def comm_table(rows: list[dict]) -> Table:
     return t
 
 
+def fmt_value(v) -> str:
+    """An MPI_T value: integers exact (k/M/G above a million), fractions with 3 significant digits."""
+    if v is None:
+        return NA
+    if float(v).is_integer():
+        return fmt_count(v)
+    return f"{v:.3g}"
+
+
+def mpit_table(mpit: dict) -> Table:
+    """MPI_T performance variables: per rank, the value at MPI_Finalize and, for a
+    level (a queue length), its highest sample."""
+    t = _table("MPI_T performance variables (per rank; peak = highest sample of a level)",
+               "variable", "", "min", "max", "avg", "minPE", "maxPE", "what", left=2)
+    t.columns[-1].justify = "left"
+    for v in mpit["variables"]:
+        rows = [("at end", v["value"])]
+        if v.get("kind") == "level":
+            rows.append(("peak", v["peak"]))
+        for i, (label, s) in enumerate(rows):
+            cells = [NA] * 5 if s is None else [fmt_value(s["min"]), fmt_value(s["max"]),
+                                                 fmt_value(s["avg"]), fmt_pe(s["min_pe"]),
+                                                 fmt_pe(s["max_pe"])]
+            t.add_row(v["name"] if i == 0 else "", label, *cells, (v.get("what") or "") if i == 0 else "")
+    return t
+
+
+def mpit_lines(mpit: dict) -> list[str]:
+    """Why no MPI_T variable is shown, when the run asked for them."""
+    if not mpit.get("recorded") or mpit["variables"]:
+        return []
+    return [f"MPI_T: {mpit['why_none']}"]
+
+
 def histogram_table(rows: list[dict]) -> Table:
     t = _table("Message sizes (calls per log2 bucket, all ranks)", "bytes", "calls", "% calls",
                "time", "functions")
@@ -247,6 +281,11 @@ def render(rep: dict, console: Console, by_comm: bool = False) -> None:
         else:
             console.print("no per-communicator records in this profile (summary mode, or "
                           "written by an older runtime)", style="dim", highlight=False)
+    mpit = rep.get("mpit")
+    if mpit and mpit["variables"]:
+        console.print(mpit_table(mpit))
+    for line in mpit_lines(mpit or {}):
+        console.print(line, style="dim", highlight=False)
     if rep["histogram"]:
         console.print(histogram_table(rep["histogram"]))
     if rep["p2p"]["total_msgs"]:

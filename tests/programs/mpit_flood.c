@@ -1,0 +1,82 @@
+/*
+ * mpit_flood.c - known states of rank 0's message queues, for the MPI_T tests
+ * (tests/test_runtime_mpit.py).
+ *
+ *   mpit_flood flood N      every other rank sends N small messages to rank 0
+ *                           before rank 0 posts any receive: rank 0's
+ *                           unexpected-message queue holds (P-1) x N, then drains
+ *   mpit_flood preposted N  rank 0 posts its (P-1) x N receives (by source) first,
+ *                           the others send after a barrier: rank 0's
+ *                           posted-receive queue holds (P-1) x N, nothing is unexpected
+ *
+ * At that state rank 0 spins 50 ms on MPI_Iprobe for a tag nobody sends:
+ * progress moves every arrived message into its queue, and the runtime's
+ * MPI_T samples (taken at wrapper exits, one per sampling interval) see it.
+ * Prints one line with a checksum of what rank 0 received.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG 1
+#define NOBODY 999
+
+static void spin(double seconds)
+{
+    double end = MPI_Wtime() + seconds;
+    int flag;
+    while (MPI_Wtime() < end)
+        MPI_Iprobe(MPI_ANY_SOURCE, NOBODY, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *mode = argc > 1 ? argv[1] : "flood";
+    int n = argc > 2 ? atoi(argv[2]) : 100;
+    int preposted = strcmp(mode, "preposted") == 0;
+    long total = (long)(size - 1) * n, sum = 0;
+    int msg[4] = {0, 0, 0, 0};
+
+    if (rank != 0) {
+        if (preposted)
+            MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < n; i++) {
+            msg[0] = rank * 1000 + i;
+            MPI_Send(msg, 4, MPI_INT, 0, TAG, MPI_COMM_WORLD);
+        }
+        if (!preposted)
+            MPI_Barrier(MPI_COMM_WORLD);
+    } else if (!preposted) {
+        MPI_Barrier(MPI_COMM_WORLD);     /* every message was sent (eagerly) before it */
+        spin(0.05);
+        for (int src = 1; src < size; src++)
+            for (int i = 0; i < n; i++) {
+                MPI_Recv(msg, 4, MPI_INT, src, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                sum += msg[0];
+            }
+    } else {
+        int (*buf)[4] = calloc((size_t)total + 1, sizeof *buf);
+        MPI_Request *req = calloc((size_t)total + 1, sizeof *req);
+        long k = 0;
+        for (int src = 1; src < size; src++)
+            for (int i = 0; i < n; i++, k++)
+                MPI_Irecv(buf[k], 4, MPI_INT, src, TAG, MPI_COMM_WORLD, &req[k]);
+        spin(0.05);
+        MPI_Barrier(MPI_COMM_WORLD);     /* only now do the others send */
+        MPI_Waitall((int)total, req, MPI_STATUSES_IGNORE);
+        for (k = 0; k < total; k++)
+            sum += buf[k][0];
+        free(buf);
+        free(req);
+    }
+    if (rank == 0)
+        printf("mpit_flood: %s, %ld messages to rank 0 on %d ranks, checksum %ld\n", mode, total, size,
+               sum);
+    MPI_Finalize();
+    return 0;
+}

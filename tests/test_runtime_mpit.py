@@ -1,0 +1,180 @@
+"""MPI_T performance variables (docs/runtime.md "MPI_T performance variables").
+
+tests/programs/mpit_flood.c floods rank 0 with unexpected messages, or
+pre-posts its receives; with MPISCOPE_MPIT=1 the profile records Open MPI's
+queue lengths per rank, with their sampled high-water marks on rank 0 and
+not on the others. MPICH 4.0 here lists no performance variables: the
+report says so. Without MPISCOPE_MPIT nothing is recorded. A program with
+its own MPI_T session (tests/programs/mpit_user.c) sees the same with and
+without the runtime's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+
+import mpitest
+from mpiscope import format as fmt
+from mpiscope import native, read
+
+N = 50          # messages each rank sends to rank 0
+
+
+def ranks(impl: str) -> int:
+    return min(4, mpitest.NRANKS[impl])
+
+
+def run_prog(impl: str, tmp_path, *args: str, env: dict | None = None, mode: str | None = None):
+    n = ranks(impl)
+    cmd = mpitest.mpiscope_cmd("run", "--mpi", impl, "--dir", str(tmp_path),
+                               *(["--mode", mode] if mode else []), "--",
+                               *mpitest.launcher(impl, n), *args)
+    proc = mpitest.run(cmd, cwd=tmp_path, env=env, timeout=240)
+    [path] = re.findall(r"mpiscope: profile: (\S+)", proc.stderr)
+    return n, proc, path
+
+
+def flood(impl: str, tmp_path, how: str, mpit: bool = True, mode: str | None = None):
+    return run_prog(impl, tmp_path, str(native.program(impl, "tests/mpit_flood")), how, str(N),
+                    env={"MPISCOPE_MPIT": "1"} if mpit else None, mode=mode)
+
+
+def report(path: str, *extra: str) -> dict:
+    return json.loads(mpitest.run(mpitest.mpiscope_cmd("report", "--json", *extra, path)).stdout)
+
+
+def variable(rep: dict, fragment: str) -> dict:
+    found = [v for v in rep["mpit"]["variables"] if fragment in v["name"]]
+    assert found, [v["name"] for v in rep["mpit"]["variables"]]
+    return found[0]
+
+
+def per_rank(prof, fragment: str, key: str) -> np.ndarray:
+    """One MPIT field of a variable, indexed by rank (full mode)."""
+    idx = next(i for i, v in enumerate(prof.mpit_variables) if fragment in v["name"])
+    recs = prof.mpit[prof.mpit["var"] == idx]
+    out = np.zeros(prof.nranks)
+    out[recs["rank"]] = recs[key]
+    return out
+
+
+def assert_none_available(rep: dict, path: str) -> None:
+    """MPICH 4.0 here: asked for, nothing available, and the report says so."""
+    assert rep["mpit"]["recorded"] and rep["mpit"]["variables"] == []
+    assert rep["mpit"]["why_none"] == "no MPI_T performance variables available from this MPI library"
+    text = mpitest.run(mpitest.mpiscope_cmd("report", path)).stdout
+    assert "MPI_T: no MPI_T performance variables available from this MPI library" in text
+
+
+def test_flood_shows_the_unexpected_queue_high_water_mark_on_rank_0(impl, tmp_path):
+    n, proc, path = flood(impl, tmp_path, "flood")
+    sent = (n - 1) * N
+    assert f"mpit_flood: flood, {sent} messages to rank 0 on {n} ranks" in proc.stdout
+    rep = report(path)
+    if impl == "mpich":
+        assert_none_available(rep, path)
+        return
+    assert rep["mpit"]["library_pvars"] > 0
+    unexpected = variable(rep, "unexpected_msgq_length")
+    assert unexpected["kind"] == "level" and unexpected["bound"] == "MPI_COMM_WORLD"
+    assert unexpected["elements"] == n
+    peak = unexpected["peak"]
+    # every message sent sat in rank 0's queue at once; a barrier's own messages may add a few
+    assert peak["max_pe"] == 0 and sent <= peak["max"] <= sent + n
+    assert unexpected["value"]["max"] == 0          # drained by the receives
+    prof = read(path)
+    peaks = per_rank(prof, "unexpected_msgq_length", "peak")
+    assert peaks[0] == peak["max"] and peaks[1:].max() < N, peaks
+    assert per_rank(prof, "unexpected_msgq_length", "samples")[0] > 1
+
+    text = mpitest.run(mpitest.mpiscope_cmd("report", path)).stdout
+    assert "MPI_T performance variables" in text and "pml_ob1_unexpected_msgq_length" in text
+    html = tmp_path / "flood.html"
+    mpitest.run(mpitest.mpiscope_cmd("html", path, "-o", str(html)))
+    page = html.read_text()
+    assert "MPI_T performance variables" in page and "pml_ob1_unexpected_msgq_length" in page
+
+
+def test_preposted_receives_keep_the_unexpected_queue_low(tmp_path):
+    impl = "openmpi"                  # MPICH here has no performance variables (tests above)
+    n, proc, path = flood(impl, tmp_path, "preposted")
+    sent = (n - 1) * N
+    assert f"mpit_flood: preposted, {sent} messages to rank 0 on {n} ranks" in proc.stdout
+    rep = report(path)
+    unexpected = variable(rep, "unexpected_msgq_length")
+    assert unexpected["peak"]["max"] <= n       # at most a collective's own messages
+    posted = variable(rep, "posted_recvq_length")
+    # rank 0's receives were all posted, none matched, while it was sampled
+    assert posted["peak"]["max"] == sent and posted["peak"]["max_pe"] == 0
+    assert posted["value"]["max"] == 0
+    prof = read(path)
+    assert per_rank(prof, "posted_recvq_length", "peak")[1:].max() < N
+
+
+def _sections(path: str) -> set[int]:
+    raw = open(path, "rb").read()
+    h = np.frombuffer(raw, fmt.HEADER, count=1)[0]
+    table = np.frombuffer(raw, fmt.SECTION, count=int(h["nsections"]),
+                          offset=int(h["section_table_offset"]))
+    return {int(k) for k in table["kind"]}
+
+
+def test_without_mpiscope_mpit_nothing_is_recorded_and_nothing_changes(impl, tmp_path, monkeypatch):
+    monkeypatch.delenv("MPISCOPE_MPIT", raising=False)
+    n = ranks(impl)
+    prog = [str(native.program(impl, "tests/mpit_flood")), "flood", str(N)]
+    plain = mpitest.run(mpitest.launcher(impl, n) + prog, cwd=tmp_path, timeout=240)
+    off_dir, on_dir = tmp_path / "off", tmp_path / "on"
+    off_dir.mkdir()
+    on_dir.mkdir()
+    _, off, off_path = flood(impl, off_dir, "flood", mpit=False)
+    _, on, _ = flood(impl, on_dir, "flood", mpit=True)
+    line = [ln for ln in plain.stdout.splitlines() if ln.startswith("mpit_flood:")]
+    assert len(line) == 1
+    for proc in (off, on):
+        assert [ln for ln in proc.stdout.splitlines() if ln.startswith("mpit_flood:")] == line
+    assert fmt.SEC_MPIT not in _sections(off_path)
+    prof = read(off_path)
+    assert "mpit" not in prof.meta and len(prof.mpit) == 0
+    assert prof.meta["settings"]["MPISCOPE_MPIT"] == 0
+    rep = report(off_path)
+    assert rep["mpit"] == {"recorded": False, "why_none": None, "library_pvars": None,
+                           "sample_interval_us": None, "variables": []}
+    assert "MPI_T" not in mpitest.run(mpitest.mpiscope_cmd("report", off_path)).stdout
+
+
+def test_a_program_with_its_own_mpit_session_still_works(impl, tmp_path):
+    n = ranks(impl)
+    prog = str(native.program(impl, "tests/mpit_user"))
+    plain = mpitest.run(mpitest.launcher(impl, n) + [prog], cwd=tmp_path, timeout=240)
+    _, proc, path = run_prog(impl, tmp_path, prog, env={"MPISCOPE_MPIT": "1"})
+    want = [ln for ln in plain.stdout.splitlines() if ln.startswith("mpit_user:")]
+    assert len(want) == 1 and "init ok" in want[0] and f"sum {n * (n + 1) // 2}" in want[0]
+    assert [ln for ln in proc.stdout.splitlines() if ln.startswith("mpit_user:")] == want
+    rep = report(path)
+    if impl == "mpich":
+        assert_none_available(rep, path)
+    else:
+        m = re.search(r"(\d+) performance variables, (\d+) of (\d+) reads ok", want[0])
+        assert int(m[1]) > 0 and m[2] == m[3] and int(m[3]) > 0
+        assert variable(rep, "unexpected_msgq_length")["value"]["max"] == 0
+
+
+def test_summary_mode_reduces_with_min_max_and_pes(impl, tmp_path):
+    n, proc, path = flood(impl, tmp_path, "flood", mode="summary")
+    rep = report(path)
+    assert rep["profile"]["mode"] == "summary"
+    if impl == "mpich":
+        assert_none_available(rep, path)
+        return
+    sent = (n - 1) * N
+    peak = variable(rep, "unexpected_msgq_length")["peak"]
+    assert peak["max_pe"] == 0 and sent <= peak["max"] <= sent + n
+    assert peak["min"] < N and peak["min_pe"] != 0
+    assert peak["sum"] >= peak["max"]
+    assert variable(rep, "unexpected_msgq_length")["samples"] is None
+    assert "pml_ob1_unexpected_msgq_length" in mpitest.run(
+        mpitest.mpiscope_cmd("report", path)).stdout
