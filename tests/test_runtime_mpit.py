@@ -114,6 +114,19 @@ def test_preposted_receives_keep_the_unexpected_queue_low(tmp_path):
     assert per_rank(prof, "posted_recvq_length", "peak")[1:].max() < N
 
 
+def test_queue_variables_of_a_pml_not_in_use_are_not_read(tmp_path):
+    """With the monitoring PML interposed, ob1 is not the PML in use: its queue
+    variables would read another PML's data (on UCX clusters: NULL), so they
+    are left alone, the program runs as always and the report says why."""
+    n, proc, path = run_prog("openmpi", tmp_path, str(native.program("openmpi", "tests/mpit_flood")),
+                             "flood", str(N), env={"MPISCOPE_MPIT": "1",
+                                                   "OMPI_MCA_pml_monitoring_enable": "1"})
+    assert f"mpit_flood: flood, {(n - 1) * N} messages to rank 0" in proc.stdout
+    rep = report(path)
+    assert rep["mpit"]["recorded"] and rep["mpit"]["variables"] == []
+    assert "belong to a PML that is not the one in use" in rep["mpit"]["why_none"]
+
+
 def _sections(path: str) -> set[int]:
     raw = open(path, "rb").read()
     h = np.frombuffer(raw, fmt.HEADER, count=1)[0]

@@ -31,6 +31,7 @@
  * per rank of the communicator: O(P) per read at any scale).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +165,34 @@ static int mpit_seen(const char *name)
     return 0;
 }
 
+/* Whether a variable belongs to an Open MPI PML that is not the one in use.
+ * RATIONALE: MPI_T_init_thread registers the variables of every PML Open MPI
+ * has, and pml_ob1_* read ob1's per-communicator queues through the
+ * communicator's PML data: where UCX or cm is the PML (most InfiniBand and
+ * OmniPath clusters), that is another PML's data or NULL. Open MPI names a
+ * variable <framework>_<component>_<name>, and its global `mca_pml` starts
+ * with the selected PML's add_procs function, whose file (or symbol) names
+ * the component: pml_ob1_* is read only if that is mca_pml_ob1. Where this
+ * cannot be told (no `mca_pml`: not Open MPI), pml_* variables are not read. */
+static int mpit_idle_pml(const char *name)
+{
+    if (strncmp(name, "pml_", 4) != 0)
+        return 0;
+    const char *end = strchr(name + 4, '_');
+    if (!end)
+        return 1;
+    char want[64];
+    snprintf(want, sizeof want, "pml_%.*s", (int)(end - (name + 4)), name + 4);
+    void *const *pml = dlsym(RTLD_DEFAULT, "mca_pml");
+    Dl_info info;
+    if (!pml || !*pml || !dladdr(*pml, &info))
+        return 1;
+    char mod[80], fn[80];
+    snprintf(mod, sizeof mod, "mca_%s.", want);   /* mca_pml_ob1.so */
+    snprintf(fn, sizeof fn, "mca_%s_", want);     /* mca_pml_ob1_add_procs (components built in) */
+    return !((info.dli_fname && strstr(info.dli_fname, mod)) || (info.dli_sname && strstr(info.dli_sname, fn)));
+}
+
 static int mpit_class(int cls)
 {
     for (unsigned k = 0; k < MPIT_NCLASSES; k++)
@@ -294,6 +323,7 @@ void mpiscope_mpit_init(int thread_level)
     mpit.open = 1;
     mpit.v = calloc((size_t)num, sizeof *mpit.v);
     size_t most = 1;
+    int idle = 0;                /* variables of a PML not in use */
     for (int i = 0; mpit.v && i < num; i++) {
         mpit_var_t *v = &mpit.v[mpit.n];
         int name_len = MPIT_NAME, desc_len = MPIT_DESC, verbosity, cls, bind, readonly, continuous, atomic;
@@ -305,7 +335,9 @@ void mpiscope_mpit_init(int thread_level)
         v->name[MPIT_NAME - 1] = v->desc[MPIT_DESC - 1] = 0;
         if (mpit_seen(v->name))
             continue;            /* Open MPI 4.1 lists pml_ob1_posted_recvq_length 29 times: the first */
-        v->rule = mpit_match(v->name, cls);
+        int skip = mpit_idle_pml(v->name);
+        idle += skip && mpit_match(v->name, cls) >= 0;
+        v->rule = skip ? -1 : mpit_match(v->name, cls);
         v->cls = mpit_class(cls);
         v->type = mpit_type_of(type);
         if (v->rule < 0 || v->cls < 0 || v->type < 0 ||
@@ -332,7 +364,8 @@ void mpiscope_mpit_init(int thread_level)
         snprintf(mpit.why, sizeof mpit.why, "out of memory");
     } else if (mpit.n == 0) {
         snprintf(mpit.why, sizeof mpit.why, "the MPI library lists %d MPI_T performance variables, "
-                 "none of the kinds mpiscope records", num);
+                 "none of the kinds mpiscope records%s", num,
+                 idle ? " (its queue variables belong to a PML that is not the one in use)" : "");
     }
     for (unsigned i = 0; i < mpit.n; i++) {
         mpit_var_t *v = &mpit.v[i];
