@@ -422,6 +422,8 @@ unsigned mpiscope_threads_inflight(mpiscope_inflight_t *out, unsigned cap, uint6
  * MPI_T_finalize) in MPI_Finalize before any finalize traffic of ours. */
 void mpiscope_mpit_init(int thread_level);
 void mpiscope_mpit_finish(void);
+void mpiscope_mpit_comm_made(MPI_Comm comm);     /* commtab.c: follow its queues too */
+void mpiscope_mpit_comm_freed(MPI_Comm comm);    /* commtab.c: before it is freed */
 int mpiscope_mpit_enabled(void);
 uint32_t mpiscope_mpit_count(void);              /* variables recorded on this rank */
 typedef struct {

@@ -79,7 +79,7 @@ def test_flood_shows_the_unexpected_queue_high_water_mark_on_rank_0(impl, tmp_pa
         return
     assert rep["mpit"]["library_pvars"] > 0
     unexpected = variable(rep, "unexpected_msgq_length")
-    assert unexpected["kind"] == "level" and unexpected["bound"] == "MPI_COMM_WORLD"
+    assert unexpected["kind"] == "level" and unexpected["bound"] == "communicators"
     assert unexpected["elements"] == n
     peak = unexpected["peak"]
     # every message sent sat in rank 0's queue at once; a barrier's own messages may add a few
@@ -96,6 +96,19 @@ def test_flood_shows_the_unexpected_queue_high_water_mark_on_rank_0(impl, tmp_pa
     mpitest.run(mpitest.mpiscope_cmd("html", path, "-o", str(html)))
     page = html.read_text()
     assert "MPI_T performance variables" in page and "pml_ob1_unexpected_msgq_length" in page
+
+
+def test_queues_of_a_communicator_the_program_made_are_followed(tmp_path):
+    """The flood on a duplicate of MPI_COMM_WORLD (freed before MPI_Finalize):
+    its queue is in the dup's handle, summed into the same variable."""
+    n, proc, path = flood("openmpi", tmp_path, "dup")
+    sent = (n - 1) * N
+    assert f"mpit_flood: dup, {sent} messages to rank 0 on {n} ranks" in proc.stdout
+    rep = report(path)
+    unexpected = variable(rep, "unexpected_msgq_length")
+    assert unexpected["bound"] == "communicators"
+    assert unexpected["peak"]["max_pe"] == 0 and sent <= unexpected["peak"]["max"] <= sent + n
+    assert read(path).meta["mpit"]["communicators_missed"] == 0
 
 
 def test_preposted_receives_keep_the_unexpected_queue_low(tmp_path):

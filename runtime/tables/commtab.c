@@ -213,6 +213,8 @@ void mpiscope_comm_created(MPI_Comm parent, int rc, MPI_Comm made, int kind, lon
     if (kind == MPISCOPE_COMM_IDUP && slot != other)
         desc[slot].size = pd->size;
     mpiscope_unlock();
+    if (kind != MPISCOPE_COMM_IDUP)     /* an idup's handle is not usable yet */
+        mpiscope_mpit_comm_made(made);
 }
 
 void mpiscope_comm_named(MPI_Comm comm, int rc, const char *name)
@@ -232,6 +234,7 @@ void mpiscope_comm_named(MPI_Comm comm, int rc, const char *name)
 
 void mpiscope_comm_unmap(MPI_Comm comm)
 {
+    mpiscope_mpit_comm_freed(comm);      /* MPI_T handles bound to it go before it does */
     if (!live)
         return;
     mpiscope_lock();

@@ -124,7 +124,7 @@ typedef struct {
     int index, count, started;
     int type;                    /* enum mpit_type */
     int cls, kind, rule;         /* index into mpit_classes, enum mpit_kind, index into mpit_rules */
-    int bound;                   /* bound to MPI_COMM_WORLD */
+    int bound;                   /* bound to a communicator (world, and those followed) */
     double start, last, peak;
     uint64_t samples;
     char name[MPIT_NAME];
@@ -140,6 +140,7 @@ static struct {
     mpit_var_t *v;
     unsigned n, nlevel;
     void *buf;                   /* one read: the largest count x 8 bytes */
+    int buf_count;
     uint64_t tsc0;               /* ticks and CLOCK_MONOTONIC at MPI_Init, for the interval */
     struct timespec mono0;
     double interval_ns;          /* MPISCOPE_MPIT_INTERVAL */
@@ -148,6 +149,18 @@ static struct {
 } mpit;
 
 uint64_t mpiscope_mpit_due = UINT64_MAX;
+
+/* Communicators the program made, alive now, whose queues are followed too:
+ * one handle per communicator-bound level (count 0: none). */
+#define MPIT_COMMS 16
+typedef struct {
+    MPI_Comm comm;
+    MPI_T_pvar_handle *h;        /* [mpit.n] */
+    int *count;                  /* [mpit.n] */
+} mpit_comm_t;
+static mpit_comm_t mpit_comms[MPIT_COMMS];
+static unsigned mpit_ncomms, mpit_nbound;   /* followed now; communicator-bound levels */
+static uint64_t mpit_comms_missed;          /* made while MPIT_COMMS were followed */
 
 static int mpit_match(const char *name, int cls)
 {
@@ -218,13 +231,14 @@ static int mpit_type_of(MPI_Datatype t)
     return -1;                   /* MPI_CHAR (a string) and the rest: not a number */
 }
 
-/* One read of v reduced over its elements; 0 if the read failed. */
-static int mpit_read(mpit_var_t *v, double *out)
+/* One read of handle h of v (count elements) reduced over its elements; 0 if
+ * the read failed. */
+static int mpit_read_one(const mpit_var_t *v, MPI_T_pvar_handle h, int count, double *out)
 {
-    if (PMPI_T_pvar_read(mpit.s, v->h, mpit.buf) != MPI_SUCCESS)
+    if (PMPI_T_pvar_read(mpit.s, h, mpit.buf) != MPI_SUCCESS)
         return 0;
     double acc = 0.0;
-    for (int i = 0; i < v->count; i++) {
+    for (int i = 0; i < count; i++) {
         double x;
         switch (v->type) {
         case MPIT_T_INT: x = ((const int *)mpit.buf)[i]; break;
@@ -240,6 +254,22 @@ static int mpit_read(mpit_var_t *v, double *out)
             acc += x;
     }
     *out = acc;
+    return 1;
+}
+
+/* v's value now: its own handle and, for a level bound to communicators, the
+ * handles of the communicators the program made that are alive now, summed
+ * (or their maximum, for a MPIT_MAX variable). */
+static int mpit_read(mpit_var_t *v, double *out)
+{
+    if (!mpit_read_one(v, v->h, v->count, out))
+        return 0;
+    unsigned i = (unsigned)(v - mpit.v);
+    for (unsigned c = 0; v->kind == MPIT_LEVEL && v->bound && c < mpit_ncomms; c++) {
+        double x;
+        if (mpit_comms[c].count[i] > 0 && mpit_read_one(v, mpit_comms[c].h[i], mpit_comms[c].count[i], &x))
+            *out = mpit_rules[v->rule].over == MPIT_MAX ? (x > *out ? x : *out) : *out + x;
+    }
     return 1;
 }
 
@@ -285,8 +315,12 @@ void mpiscope_mpit_sample(uint64_t now)
     __atomic_store_n(&mpit.busy, 0, __ATOMIC_RELEASE);
 }
 
+static void mpit_comm_drop(unsigned c);
+
 static void mpit_close(void)
 {
+    while (mpit_ncomms)
+        mpit_comm_drop(0);
     for (unsigned i = 0; i < mpit.n; i++) {
         if (mpit.v[i].started)
             PMPI_T_pvar_stop(mpit.s, mpit.v[i].h);
@@ -359,6 +393,7 @@ void mpiscope_mpit_init(int thread_level)
         mpit.n++;
     }
     mpit.buf = calloc(most, 8);
+    mpit.buf_count = (int)most;
     if (!mpit.buf || !mpit.v) {
         mpit.n = 0;
         snprintf(mpit.why, sizeof mpit.why, "out of memory");
@@ -372,6 +407,7 @@ void mpiscope_mpit_init(int thread_level)
         if (v->kind == MPIT_GROWS && !mpit_read(v, &v->start))
             v->start = 0.0;
         mpit.nlevel += v->kind == MPIT_LEVEL;
+        mpit_nbound += v->kind == MPIT_LEVEL && v->bound;
     }
     if (mpit.n == 0) {
         mpit_close();
@@ -411,6 +447,84 @@ void mpiscope_mpit_finish(void)
     __atomic_store_n(&mpit.busy, 0, __ATOMIC_RELEASE);
 }
 
+/* --- communicators the program makes -------------------------------------------- */
+
+static void mpit_lock(void)
+{
+    while (__atomic_exchange_n(&mpit.busy, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+static void mpit_unlock(void)
+{
+    __atomic_store_n(&mpit.busy, 0, __ATOMIC_RELEASE);
+}
+
+/* A communicator the program made (commtab.c, after the creating call
+ * returned): follow its queues too, up to MPIT_COMMS alive at once.
+ * Intercommunicators are left out (Open MPI's per-peer arrays would be sized
+ * by the other group), and so is an MPI_Comm_idup's (not usable yet). */
+void mpiscope_mpit_comm_made(MPI_Comm comm)
+{
+    if (!mpit.open || !mpit_nbound || comm == MPI_COMM_NULL)
+        return;
+    int inter = 1;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return;
+    mpit_lock();
+    if (mpit_ncomms == MPIT_COMMS) {
+        mpit_comms_missed++;
+        mpit_unlock();
+        return;
+    }
+    MPI_T_pvar_handle *h = calloc(mpit.n, sizeof *h);
+    int *count = calloc(mpit.n, sizeof *count);
+    for (unsigned i = 0; h && count && i < mpit.n; i++) {
+        mpit_var_t *v = &mpit.v[i];
+        if (v->kind != MPIT_LEVEL || !v->bound)
+            continue;
+        MPI_Comm c = comm;
+        if (PMPI_T_pvar_handle_alloc(mpit.s, v->index, &c, &h[i], &count[i]) != MPI_SUCCESS)
+            count[i] = 0;
+        else if (count[i] <= 0 || count[i] > mpit.buf_count) {   /* larger than world: not read */
+            PMPI_T_pvar_handle_free(mpit.s, &h[i]);
+            count[i] = 0;
+        }
+    }
+    if (h && count)
+        mpit_comms[mpit_ncomms++] = (mpit_comm_t){comm, h, count};
+    else {
+        free(h);
+        free(count);
+    }
+    mpit_unlock();
+}
+
+static void mpit_comm_drop(unsigned c)
+{
+    for (unsigned i = 0; i < mpit.n; i++)
+        if (mpit_comms[c].count[i] > 0)
+            PMPI_T_pvar_handle_free(mpit.s, &mpit_comms[c].h[i]);
+    free(mpit_comms[c].h);
+    free(mpit_comms[c].count);
+    mpit_comms[c] = mpit_comms[--mpit_ncomms];
+}
+
+/* Before MPI_Comm_free / MPI_Comm_disconnect (commtab.c): its handles go
+ * first (a handle must not outlive the object it is bound to). */
+void mpiscope_mpit_comm_freed(MPI_Comm comm)
+{
+    if (!mpit.open || !mpit_ncomms)
+        return;
+    mpit_lock();
+    for (unsigned c = 0; c < mpit_ncomms; c++)
+        if (mpit_comms[c].comm == comm) {
+            mpit_comm_drop(c);
+            break;
+        }
+    mpit_unlock();
+}
+
 /* --- into the profile ------------------------------------------------------------ */
 
 int mpiscope_mpit_enabled(void)
@@ -443,7 +557,7 @@ static void mpit_describe(const mpit_var_t *v, mpiscope_buf_t *b)
                         "\"bound\": %s, \"type\": \"%s\", \"desc\": ",
                         mpit_classes[v->cls].name, mpit_kind_names[v->kind],
                         mpit_rules[v->rule].over == MPIT_MAX ? "max" : "sum", v->count,
-                        v->bound ? "\"MPI_COMM_WORLD\"" : "null",
+                        v->bound ? (v->kind == MPIT_LEVEL ? "\"communicators\"" : "\"MPI_COMM_WORLD\"") : "null",
                         v->type == MPIT_T_DOUBLE ? "double" : "integer");
     mpiscope_buf_json_string(b, v->desc);
     mpiscope_buf_str(b, "}");
@@ -537,8 +651,10 @@ void mpiscope_mpit_meta(const mpiscope_mpit_out_t *o, mpiscope_buf_t *meta)
     if (!meta->len || meta->data[meta->len - 1] != '}')
         return;
     meta->len--;
-    mpiscope_buf_printf(meta, ", \"mpit\": {\"library_pvars\": %d, \"sample_interval_us\": %ld, \"why_none\": ",
-                        mpit.library_pvars, (long)mpiscope_settings.MPIT_INTERVAL);
+    mpiscope_buf_printf(meta, ", \"mpit\": {\"library_pvars\": %d, \"sample_interval_us\": %ld, "
+                        "\"communicators_followed\": %d, \"communicators_missed\": %llu, \"why_none\": ",
+                        mpit.library_pvars, (long)mpiscope_settings.MPIT_INTERVAL, MPIT_COMMS,
+                        (unsigned long long)mpit_comms_missed);
     if (o->names.n || !mpit.why[0])
         mpiscope_buf_str(meta, "null");
     else

@@ -8,6 +8,8 @@
  *   mpit_flood preposted N  rank 0 posts its (P-1) x N receives (by source) first,
  *                           the others send after a barrier: rank 0's
  *                           posted-receive queue holds (P-1) x N, nothing is unexpected
+ *   mpit_flood dup N        as flood, on a duplicate of MPI_COMM_WORLD (freed
+ *                           before MPI_Finalize)
  *
  * At that state rank 0 spins 50 ms on MPI_Iprobe for a tag nobody sends:
  * progress moves every arrived message into its queue, and the runtime's
@@ -22,12 +24,14 @@
 #define TAG 1
 #define NOBODY 999
 
+static MPI_Comm comm;
+
 static void spin(double seconds)
 {
     double end = MPI_Wtime() + seconds;
     int flag;
     while (MPI_Wtime() < end)
-        MPI_Iprobe(MPI_ANY_SOURCE, NOBODY, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        MPI_Iprobe(MPI_ANY_SOURCE, NOBODY, comm, &flag, MPI_STATUS_IGNORE);
 }
 
 int main(int argc, char **argv)
@@ -39,24 +43,27 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "flood";
     int n = argc > 2 ? atoi(argv[2]) : 100;
     int preposted = strcmp(mode, "preposted") == 0;
+    comm = MPI_COMM_WORLD;
+    if (strcmp(mode, "dup") == 0)
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     long total = (long)(size - 1) * n, sum = 0;
     int msg[4] = {0, 0, 0, 0};
 
     if (rank != 0) {
         if (preposted)
-            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Barrier(comm);
         for (int i = 0; i < n; i++) {
             msg[0] = rank * 1000 + i;
-            MPI_Send(msg, 4, MPI_INT, 0, TAG, MPI_COMM_WORLD);
+            MPI_Send(msg, 4, MPI_INT, 0, TAG, comm);
         }
         if (!preposted)
-            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Barrier(comm);
     } else if (!preposted) {
-        MPI_Barrier(MPI_COMM_WORLD);     /* every message was sent (eagerly) before it */
+        MPI_Barrier(comm);     /* every message was sent (eagerly) before it */
         spin(0.05);
         for (int src = 1; src < size; src++)
             for (int i = 0; i < n; i++) {
-                MPI_Recv(msg, 4, MPI_INT, src, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Recv(msg, 4, MPI_INT, src, TAG, comm, MPI_STATUS_IGNORE);
                 sum += msg[0];
             }
     } else {
@@ -65,15 +72,17 @@ int main(int argc, char **argv)
         long k = 0;
         for (int src = 1; src < size; src++)
             for (int i = 0; i < n; i++, k++)
-                MPI_Irecv(buf[k], 4, MPI_INT, src, TAG, MPI_COMM_WORLD, &req[k]);
+                MPI_Irecv(buf[k], 4, MPI_INT, src, TAG, comm, &req[k]);
         spin(0.05);
-        MPI_Barrier(MPI_COMM_WORLD);     /* only now do the others send */
+        MPI_Barrier(comm);     /* only now do the others send */
         MPI_Waitall((int)total, req, MPI_STATUSES_IGNORE);
         for (k = 0; k < total; k++)
             sum += buf[k][0];
         free(buf);
         free(req);
     }
+    if (comm != MPI_COMM_WORLD)
+        MPI_Comm_free(&comm);
     if (rank == 0)
         printf("mpit_flood: %s, %ld messages to rank 0 on %d ranks, checksum %ld\n", mode, total, size,
                sum);
