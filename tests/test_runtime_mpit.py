@@ -89,6 +89,9 @@ def test_flood_shows_the_unexpected_queue_high_water_mark_on_rank_0(impl, tmp_pa
     peaks = per_rank(prof, "unexpected_msgq_length", "peak")
     assert peaks[0] == peak["max"] and peaks[1:].max() < N, peaks
     assert per_rank(prof, "unexpected_msgq_length", "samples")[0] > 1
+    frame = prof.to_pandas("mpit")
+    rows = frame[frame["variable"] == "pml_ob1_unexpected_msgq_length"].set_index("rank")
+    assert sorted(rows.index) == list(range(n)) and rows.loc[0, "peak"] == peak["max"]
 
     text = mpitest.run(mpitest.mpiscope_cmd("report", path)).stdout
     assert "MPI_T performance variables" in text and "pml_ob1_unexpected_msgq_length" in text
@@ -202,5 +205,8 @@ def test_summary_mode_reduces_with_min_max_and_pes(impl, tmp_path):
     assert peak["min"] < N and peak["min_pe"] != 0
     assert peak["sum"] >= peak["max"]
     assert variable(rep, "unexpected_msgq_length")["samples"] is None
+    frame = read(path).to_pandas("mpit")
+    row = frame[(frame["variable"] == "pml_ob1_unexpected_msgq_length") & (frame["metric"] == "peak")]
+    assert len(row) == 1 and row["max"].iloc[0] == peak["max"] and row["max_rank"].iloc[0] == 0
     assert "pml_ob1_unexpected_msgq_length" in mpitest.run(
         mpitest.mpiscope_cmd("report", path)).stdout

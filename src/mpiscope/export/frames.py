@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import UserError
 from ..profile import Profile
 
-VIEWS = ("ranks", "functions", "peers", "hist", "regions", "summary")
+VIEWS = ("ranks", "functions", "peers", "hist", "regions", "summary", "mpit")
 
 
 def _names(ids: np.ndarray, table: dict[int, str]) -> np.ndarray:
@@ -132,8 +132,30 @@ def summary_frame(prof: Profile):
         "nonzero": s["nonzero"].astype(np.int64)})
 
 
+def mpit_frame(prof: Profile):
+    """MPI_T performance variables (MPISCOPE_MPIT=1): per (rank, variable) its value at
+    MPI_Finalize, peak (a level's highest sample) and samples; in summary mode per
+    (variable, metric) min, max, sum, min_rank, max_rank, nonzero. Empty without them."""
+    import pandas as pd
+
+    from .. import format as fmt
+
+    m = prof.mpit
+    names = {i: str(v.get("name", f"#{i}")) for i, v in enumerate(prof.mpit_variables)}
+    if prof.is_summary:
+        metric = np.array(fmt.MPIT_METRICS, dtype=object)[np.minimum(m["metric"], len(fmt.MPIT_METRICS) - 1)]
+        return pd.DataFrame({
+            "variable": _names(m["func"], names), "metric": metric, "min": m["min"], "max": m["max"],
+            "sum": m["sum"], "min_rank": m["min_rank"].astype(np.int64),
+            "max_rank": m["max_rank"].astype(np.int64), "nonzero": m["nonzero"].astype(np.int64)})
+    return pd.DataFrame({
+        "rank": m["rank"].astype(np.int64), "variable": _names(m["var"], names), "value": m["value"],
+        "peak": m["peak"], "samples": m["samples"].astype(np.int64)})
+
+
 _BUILDERS = {"ranks": ranks_frame, "functions": functions_frame, "peers": peers_frame,
-             "hist": hist_frame, "regions": regions_frame, "summary": summary_frame}
+             "hist": hist_frame, "regions": regions_frame, "summary": summary_frame,
+             "mpit": mpit_frame}
 
 
 def frame(prof: Profile, view: str = "functions"):
