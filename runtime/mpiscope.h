@@ -309,7 +309,8 @@ static inline uint64_t mpiscope_bytes(long count, MPI_Datatype type)
         return (uint64_t)count * t->types[slot].size;
     return mpiscope_bytes_slow(count, type, slot);
 }
-void mpiscope_req_add(MPI_Request req, int peer, uint64_t bytes, int is_send);
+/* Persistent requests (p2p, partitioned, collective): what each start moves. */
+void mpiscope_req_add(MPI_Request req, int peer, uint64_t sent, uint64_t recv);
 void mpiscope_req_start(mpiscope_call_t *c, MPI_Request req);
 void mpiscope_req_forget(MPI_Request req);
 void mpiscope_comms_init(void);

@@ -44,7 +44,9 @@ LEFT_OUT = {
 RANKS = {"dest": "MPI_PROC_NULL", "source": "MPI_PROC_NULL", "target_rank": "MPI_PROC_NULL",
          "root": "0", "rank": "0", "local_leader": "0", "remote_leader": "0"}
 COUNTS = {"count", "sendcount", "recvcount", "origin_count", "target_count", "result_count",
-          "incount", "n", "ndims", "indegree", "outdegree", "nnodes", "size", "maxprocs"}
+          "incount", "n", "ndims", "indegree", "outdegree", "nnodes", "size", "maxprocs",
+          "partitions"}
+INTS = ("int", "const int", "MPI_Count")     # a count may be an MPI_Count (MPI-4 MPI_X_c)
 TAGS = {"tag", "sendtag", "recvtag"}
 # Handles passed by pointer that the call reads (not only writes).
 INOUT = {("MPI_Comm_free", "comm"), ("MPI_Comm_disconnect", "comm"), ("MPI_Type_free", "datatype"),
@@ -61,17 +63,20 @@ DEFAULT_HANDLE = {"MPI_Comm": "MPI_COMM_WORLD", "MPI_Datatype": "MPI_INT", "MPI_
                   "MPI_Info": "MPI_INFO_NULL"}
 
 
-def load_functions():
+def load_functions(mpicc: str | None = None):
+    """The wrapped functions; with mpicc, only the MPI-4 ones its mpi.h declares
+    (those the runtime built with it wraps: gen_wrappers.py --mpicc)."""
     sys.path.insert(0, str(RUNTIME))
-    from gen_wrappers import load_list
-    return load_list(RUNTIME / "functions.py").load()
+    from gen_wrappers import load_list, mpi_declared
+    mod = load_list(RUNTIME / "functions.py")
+    return mod.load(declared=mpi_declared(mod, mpicc) if mpicc else None)
 
 
 def _default(f, a) -> str:
     """A valid, harmless C expression for argument a of function f."""
     t, n = a.type, a.name
     base = t.replace("const ", "").replace(" *", "").replace(" []", "").strip()
-    if t in ("int", "const int"):
+    if t in INTS:
         if n in RANKS:
             return RANKS[n]
         if n in COUNTS:
@@ -88,7 +93,7 @@ def _default(f, a) -> str:
             return "1"
         return "0"
     if t in ("MPI_Aint", "MPI_Offset"):
-        return "8" if n == "size" else "0"
+        return "8" if n == "size" else "1" if n == "disp_unit" else "0"
     if t in ("const void *", "void *"):
         return "(void *)buf"
     if t == "MPI_Status *":
@@ -99,6 +104,8 @@ def _default(f, a) -> str:
         return "&i_out" if t == "int *" else "&off_out"
     if t in ("int []", "const int []"):
         return "ones" if "count" in n or n in ("degrees", "maxprocs") else "zeros"
+    if t == "const MPI_Count []":
+        return "count_ones"
     if t == "int [][3]":
         return "ranges"
     if t in ("const MPI_Aint []",):
@@ -134,11 +141,11 @@ def variants(f) -> list[tuple[str, int, str, str]]:
         elif t.endswith(" *") and base in NULLS and ((f.name, n) in INOUT):
             var = "bad_" + base[4:].lower()
             out.append((f"null-{n}", i, f"{var} = {NULLS[base]};", "&" + var))
-        elif t in ("int", "const int") and n in RANKS:
+        elif t in INTS and n in RANKS:
             out.append((f"rank-{n}", i, "", "size + 5"))
-        elif t in ("int", "const int") and n in COUNTS:
+        elif t in INTS and n in COUNTS:
             out.append((f"count-{n}", i, "", "-1"))
-        elif t in ("int", "const int") and n in TAGS:
+        elif t in INTS and n in TAGS:
             out.append((f"tag-{n}", i, "", "-5"))
     return out
 
@@ -189,6 +196,7 @@ int main(int argc, char **argv)
             skip[atoi(argv[k])] = 1;
     int ones[64], zeros[64], ranges[1][3] = {{0, 0, 1}};
     MPI_Aint aint_zeros[64];
+    MPI_Count count_ones[64];
     MPI_Datatype types[64], type_out, bad_datatype;
     MPI_Info infos[64];
     MPI_Offset off_out;
@@ -208,6 +216,7 @@ int main(int argc, char **argv)
     MPI_Comm_group(MPI_COMM_WORLD, &world_group);
     for (int k = 0; k < 64; k++) {
         ones[k] = 1, zeros[k] = 0, aint_zeros[k] = 0, types[k] = MPI_INT, infos[k] = MPI_INFO_NULL;
+        count_ones[k] = 1;
         reqs[k] = MPI_REQUEST_NULL;
     }
     int one = 1, periodic = 1;
@@ -238,7 +247,8 @@ EPILOGUE = r"""
 
 
 def program(functions=None) -> tuple[str, list[tuple[str, str]]]:
-    """The C source and the (function, variant) of every case, by case number."""
+    """The C source and the (function, variant) of every case, by case number
+    (functions: default, the whole list)."""
     all_cases = cases(functions if functions is not None else load_functions())
     body = []
     for i, (func, name, setup, call) in enumerate(all_cases):

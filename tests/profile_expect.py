@@ -48,8 +48,9 @@ RUN_TIMEOUT = 120  # seconds; a hang fails the test instead of blocking CI
 # data of their own: they are not in the message-size histogram.
 _NOT_MOVING = re.compile(
     r"^MPI_(Wait|Test|Probe|Iprobe|Mprobe|Improbe|Request_|Cancel|Barrier|Ibarrier|Win_|Comm_|"
-    r"Cart_|Group_|Intercomm_|Dist_graph|Graph_|Type_|Init|Finalize|Abort|Pcontrol|Buffer_)"
-    r"|_init$|:sync$|_end$|^MPI_File_(open|close|sync|delete|set_|get_|preallocate|seek)")
+    r"Cart_|Group_|Intercomm_|Dist_graph|Graph_|Type_|Init|Finalize|Abort|Pcontrol|Buffer_|"
+    r"Pready|Parrived)"
+    r"|_init(_c)?$|:sync$|_end$|^MPI_File_(open|close|sync|delete|set_|get_|preallocate|seek)")
 
 
 def moves_data(func: str) -> bool:

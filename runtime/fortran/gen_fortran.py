@@ -19,6 +19,10 @@ reaches C (docs/fortran.md has the evidence):
     count: no wrapper (a second one would count twice). mpi_f08's routines
     without a choice buffer (mpi_wait_f08_, mpi_init_f08_, ...) call PMPI_*
     directly: those get their _f08_ symbol.
+MPI-4 entries of the list (large-count MPI_X_c, MPI_Isendrecv, partitioned,
+persistent collectives) get no Fortran wrapper: the C wrappers exist only
+where mpi.h declares them, and MPICH's Fortran layer calls the C functions
+for all but mpi_f08's routines without a choice buffer (docs/fortran.md).
 MPI_Pcontrol is written by hand (fortran_pcontrol.c): its name argument is
 IPM's extension, not a rule of this generator.
 
@@ -95,13 +99,17 @@ def parse_prototype(proto: str) -> Function:
 
 
 def load_functions(list_module: Path) -> list[Function]:
-    """The wrapped functions, read through runtime/wrappers/functions.py's load()."""
+    """The wrapped functions, read through runtime/wrappers/functions.py's load(), without
+    its MPI-4 entries (docs/fortran.md, "MPI-4": on MPICH the Fortran layer
+    reaches most of them through the C wrappers; Open MPI 4.1 has none)."""
     spec = importlib.util.spec_from_file_location("mpiscope_functions", list_module)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
     out = []
     for entry in mod.load():
+        if getattr(entry, "mpi4", False):
+            continue
         out.append(parse_prototype(prototype_of(entry)))
     return out
 

@@ -23,11 +23,10 @@ typedef struct {
     int n;                       /* (remote) group size */
 } mpiscope_comm_slot_t;
 
-typedef struct {
+typedef struct {                 /* what one start of a persistent request moves */
     uint64_t key;                /* handle + 1; 0 = empty */
     int peer;                    /* world rank of a send's destination, -1 */
-    int is_send;
-    uint64_t bytes;
+    uint64_t sent, recv;         /* both for a persistent collective */
 } mpiscope_req_slot_t;
 
 static mpiscope_comm_slot_t *comms_tab;
@@ -227,7 +226,7 @@ uint64_t mpiscope_bytes_slow(long count, MPI_Datatype type, unsigned slot)
 
 /* --- persistent requests --------------------------------------------------------- */
 
-void mpiscope_req_add(MPI_Request req, int peer, uint64_t bytes, int is_send)
+void mpiscope_req_add(MPI_Request req, int peer, uint64_t sent, uint64_t recv)
 {
     if (!reqs_tab || req == MPI_REQUEST_NULL)
         return;
@@ -239,7 +238,7 @@ void mpiscope_req_add(MPI_Request req, int peer, uint64_t bytes, int is_send)
     } else {
         if (reqs_tab[i].key == 0)
             reqs_count++;
-        reqs_tab[i] = (mpiscope_req_slot_t){key, peer, is_send, bytes};
+        reqs_tab[i] = (mpiscope_req_slot_t){key, peer, sent, recv};
     }
     mpiscope_unlock();
 }
@@ -257,13 +256,10 @@ void mpiscope_req_start(mpiscope_call_t *c, MPI_Request req)
     mpiscope_unlock();
     if (found.key == 0)
         return;
-    if (found.is_send) {
-        c->sent += found.bytes;
-        if (found.peer >= 0)
-            mpiscope_peer_add(c->t, found.peer, found.bytes);
-    } else {
-        c->recv += found.bytes;
-    }
+    c->sent += found.sent;
+    c->recv += found.recv;
+    if (found.peer >= 0)
+        mpiscope_peer_add(c->t, found.peer, found.sent);
 }
 
 void mpiscope_req_forget(MPI_Request req)

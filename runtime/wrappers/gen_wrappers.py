@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate the C wrappers of libmpiscope from the one list (runtime/wrappers/functions.py).
 
-    gen_wrappers.py --outdir DIR [--list runtime/wrappers/functions.py]
+    gen_wrappers.py --outdir DIR [--list runtime/wrappers/functions.py] [--mpicc CC]
 
 writes, into the build tree (never committed):
   mpiscope_ids.h        function ids (enum), histogram slots, the id count
@@ -13,6 +13,13 @@ writes, into the build tree (never committed):
                         and applies the roles the list gives its arguments
                         (macros in roles.h); mpiscope_next_resolve() finds
                         those definitions once, at load time
+
+MPI-4 (docs/runtime.md, "MPI-4"): with --mpicc (CMake passes the MPI's C
+compiler wrapper), mpi.h is preprocessed once per generation and only the
+MPI-4 entries of the list it declares get wrappers (functions.load's
+declared); without it, the whole list. A compiler that cannot preprocess
+mpi.h stops the build with its error: a silent MPI-3.1-only library would
+lose calls without saying so.
 
 Stacking: a wrapper calls the next MPI_<Name> in the symbol search order
 (dlsym(RTLD_NEXT), as PnMPI does), so a PMPI tool preloaded after mpiscope
@@ -28,7 +35,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -42,6 +51,22 @@ def load_list(path: Path):
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
     return mod
+
+
+def mpi_h_text(cc: str) -> str:
+    """mpi.h as the MPI's C compiler wrapper cc sees it, preprocessed (cc -E)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = Path(tmp) / "mpi_declared.c"
+        probe.write_text("#include <mpi.h>\n")
+        proc = subprocess.run([cc, "-E", str(probe)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"gen_wrappers: {cc} -E cannot preprocess mpi.h:\n{proc.stderr[-2000:]}")
+    return proc.stdout
+
+
+def mpi_declared(mod, cc: str) -> set[str]:
+    """The MPI_ functions the mpi.h of compiler wrapper cc declares."""
+    return mod.declared_in(mpi_h_text(cc))
 
 
 def c_ident(name: str) -> str:
@@ -192,9 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--outdir", required=True, type=Path)
     ap.add_argument("--list", type=Path, default=HERE / "functions.py")
+    ap.add_argument("--mpicc", help="the MPI's C compiler: wrap only the MPI-4 functions its mpi.h declares")
     args = ap.parse_args(argv)
     mod = load_list(args.list)
-    functions = mod.load()
+    functions = mod.load(declared=mpi_declared(mod, args.mpicc) if args.mpicc else None)
     check(mod, functions)
     write_if_changed(args.outdir / "mpiscope_ids.h", emit_ids(mod, functions))
     write_if_changed(args.outdir / "mpiscope_table.c", emit_table(mod, functions))

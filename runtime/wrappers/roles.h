@@ -24,25 +24,44 @@
 
 /* --- sizes ---------------------------------------------------------------- */
 
-static inline uint64_t mpiscope_sum_counts(const int *counts, int n)
-{
-    uint64_t s = 0;
-    for (int i = 0; counts && i < n; i++)
-        if (counts[i] > 0)
-            s += (uint64_t)counts[i];
-    return s;
-}
+/* Count arrays are int [] or, in the MPI-4 large-count MPI_X_c, MPI_Count []:
+ * one body for both widths, chosen at compile time (no cost for either). */
+#define MPISCOPE_SUM_COUNTS_BODY                  \
+    uint64_t s = 0;                               \
+    for (int i = 0; counts && i < n; i++)         \
+        if (counts[i] > 0)                        \
+            s += (uint64_t)counts[i];             \
+    return s
+static inline uint64_t mpiscope_sum_int(const int *counts, int n) { MPISCOPE_SUM_COUNTS_BODY; }
+static inline uint64_t mpiscope_sum_count(const MPI_Count *counts, int n) { MPISCOPE_SUM_COUNTS_BODY; }
+#define mpiscope_sum_counts(counts, n)                                               \
+    _Generic((counts), const MPI_Count *: mpiscope_sum_count, MPI_Count *: mpiscope_sum_count, \
+             default: mpiscope_sum_int)((counts), (n))
 
-static inline uint64_t mpiscope_sum_w(const int *counts, const MPI_Datatype *types, int n)
+#define MPISCOPE_SUM_W_BODY                                  \
+    uint64_t s = 0;                                          \
+    for (int i = 0; counts && types && i < n; i++)           \
+        s += mpiscope_bytes((long)counts[i], types[i]);      \
+    return s
+static inline uint64_t mpiscope_sum_w_int(const int *counts, const MPI_Datatype *types, int n)
 {
-    uint64_t s = 0;
-    for (int i = 0; counts && types && i < n; i++)
-        s += mpiscope_bytes(counts[i], types[i]);
-    return s;
+    MPISCOPE_SUM_W_BODY;
 }
+static inline uint64_t mpiscope_sum_w_count(const MPI_Count *counts, const MPI_Datatype *types, int n)
+{
+    MPISCOPE_SUM_W_BODY;
+}
+#define mpiscope_sum_w(counts, types, n)                                                  \
+    _Generic((counts), const MPI_Count *: mpiscope_sum_w_count, MPI_Count *: mpiscope_sum_w_count, \
+             default: mpiscope_sum_w_int)((counts), (types), (n))
 
 #define MPISCOPE_PRE_send(c, count, type) ((c)->sent += (c)->nosend ? 0 : mpiscope_bytes((count), (type)))
 #define MPISCOPE_PRE_recv(c, count, type) ((c)->recv += (c)->norecv ? 0 : mpiscope_bytes((count), (type)))
+/* Partitioned: partitions x count elements, each MPI_Start one message. */
+#define MPISCOPE_PRE_send_p(c, parts, count, type) \
+    ((c)->sent += (parts) <= 0 ? 0 : mpiscope_bytes((count), (type)) * (uint64_t)(parts))
+#define MPISCOPE_PRE_recv_p(c, parts, count, type) \
+    ((c)->recv += (parts) <= 0 ? 0 : mpiscope_bytes((count), (type)) * (uint64_t)(parts))
 #define MPISCOPE_PRE_send_n(c, count, type, comm) \
     ((c)->sent += (c)->nosend ? 0 : mpiscope_bytes((count), (type)) * (uint64_t)mpiscope_group_n((comm), NULL))
 #define MPISCOPE_PRE_recv_n(c, count, type, comm) \
@@ -77,13 +96,13 @@ static inline int mpiscope_local_rank(MPI_Comm comm)
 
 #define MPISCOPE_PRE_send_sum(c, counts, type, comm) \
     ((c)->sent += (c)->nosend ? 0 : mpiscope_sum_counts((counts), mpiscope_local_size(comm)) * mpiscope_bytes(1, (type)))
-static inline uint64_t mpiscope_mine(const int *counts, MPI_Datatype type, MPI_Comm comm)
-{
-    int r = counts ? mpiscope_local_rank(comm) : -1;
-    return r < 0 ? 0 : mpiscope_bytes(counts[r], type);
-}
-#define MPISCOPE_PRE_recv_mine(c, counts, type, comm) \
-    ((c)->recv += (c)->norecv ? 0 : mpiscope_mine((counts), (type), (comm)))
+/* counts[my rank] x size; counts is int [] or MPI_Count [] (MPI_X_c). */
+#define MPISCOPE_PRE_recv_mine(c, counts, type, comm)                                   \
+    do {                                                                               \
+        int mpiscope_r = (c)->norecv || !(counts) ? -1 : mpiscope_local_rank(comm);     \
+        if (mpiscope_r >= 0)                                                           \
+            (c)->recv += mpiscope_bytes((long)(counts)[mpiscope_r], (type));           \
+    } while (0)
 
 static inline int mpiscope_outdeg(MPI_Comm comm)
 {
@@ -183,18 +202,16 @@ static inline void mpiscope_recv_status(mpiscope_call_t *c, int rc, MPI_Status *
 
 /* --- persistent requests ---------------------------------------------------------- */
 
-#define MPISCOPE_POST_persist_send(c, rc, count, type, dest, comm, request)                    \
-    do {                                                                                       \
-        if ((rc) == MPI_SUCCESS)                                                               \
-            mpiscope_req_add(*(request),                                                       \
-                             (dest) == MPI_PROC_NULL ? -1 : mpiscope_world_of((comm), (dest)), \
-                             (dest) == MPI_PROC_NULL ? 0 : mpiscope_bytes((count), (type)), 1); \
-    } while (0)
-#define MPISCOPE_POST_persist_recv(c, rc, count, type, source, request)                        \
-    do {                                                                                       \
-        if ((rc) == MPI_SUCCESS)                                                               \
-            mpiscope_req_add(*(request), -1,                                                   \
-                             (source) == MPI_PROC_NULL ? 0 : mpiscope_bytes((count), (type)), 0); \
+/* One rule for every persistent request (MPI_Send_init, MPI_Recv_init, the
+ * partitioned MPI_Psend_init / MPI_Precv_init, the persistent collectives
+ * MPI_X_init): the roles before it computed what one start moves (bytes each
+ * way, the peer of a send); the request keeps that, the _init call itself
+ * moves nothing, and each MPI_Start / MPI_Startall counts it (comms.c). */
+#define MPISCOPE_POST_persist(c, rc, request)                                        \
+    do {                                                                             \
+        if ((rc) == MPI_SUCCESS && (request))                                        \
+            mpiscope_req_add(*(request), (c)->peer, (c)->sent, (c)->recv);           \
+        (c)->sent = 0, (c)->recv = 0, (c)->peer = -1;                                \
     } while (0)
 /* After the call, and only if it succeeded: a start that failed sent nothing. */
 #define MPISCOPE_POST_start(c, rc, request) \
