@@ -16,7 +16,6 @@ busy-polls).
 from __future__ import annotations
 
 import fcntl
-import importlib.util
 import re
 import subprocess
 import sys
@@ -33,16 +32,9 @@ RUNTIME = mpitest.REPO / "runtime" / "wrappers"
 MPICC = {"openmpi": "mpicc.openmpi", "mpich": "mpicc.mpich"}
 
 
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 sys.path.insert(0, str(RUNTIME))
-GEN = _load("mpiscope_gen_mpi4", RUNTIME / "gen_wrappers.py")
+import gen_wrappers as GEN  # noqa: E402  (runtime/wrappers is not a package)
+
 FUNCS = GEN.load_list(RUNTIME / "functions.py")
 MPI4 = [f for f in FUNCS.load() if f.mpi4]
 
