@@ -29,9 +29,12 @@ def main(argv=None) -> int:
     ap.add_argument("--mode", choices=("full", "summary"), default="full")
     ap.add_argument("--ppn", type=int, default=64, help="ranks per node (default 64)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--env", action="store_true",
+                    help="also write ENV records (each rank bound to its own core)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    path = write_synthetic(args.output, args.ranks, mode=args.mode, ppn=args.ppn, seed=args.seed)
+    path = write_synthetic(args.output, args.ranks, mode=args.mode, ppn=args.ppn, seed=args.seed,
+                           with_env=args.env)
     size = path.stat().st_size
     print(f"{path}: {args.mode} mode, {args.ranks} ranks, {size:,} bytes "
           f"({size / args.ranks:.1f} B/rank), written in {time.perf_counter() - t0:.1f} s")

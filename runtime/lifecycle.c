@@ -147,6 +147,7 @@ static void life_start(int provided)
     clock_gettime(CLOCK_REALTIME, &rt);
     life_epoch0 = (double)rt.tv_sec + 1e-9 * (double)rt.tv_nsec;
     clock_gettime(CLOCK_MONOTONIC, &life_mono0);
+    mpiscope_env_started();
     life_tsc0 = mpiscope_now();
     mpiscope_mpit_init(provided);   /* MPISCOPE_MPIT=1: the MPI_T session, after PMPI_Init */
     mpiscope_on = 1;
@@ -156,19 +157,25 @@ static void life_start(int provided)
 
 int MPI_Init(int *argc, char ***argv)
 {
+    mpiscope_env_init_enter();
     mpiscope_next_resolve();   /* done already by the constructor, unless linked statically */
     int rc = mpiscope_next_MPI_Init(argc, argv);
+    mpiscope_env_init_mpi_done();
     if (rc == MPI_SUCCESS)
         life_start(MPI_THREAD_SINGLE);
+    mpiscope_env_init_exit();
     return rc;
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    mpiscope_env_init_enter();
     mpiscope_next_resolve();
     int rc = mpiscope_next_MPI_Init_thread(argc, argv, required, provided);
+    mpiscope_env_init_mpi_done();
     if (rc == MPI_SUCCESS)
         life_start(provided ? *provided : required);
+    mpiscope_env_init_exit();
     return rc;
 }
 
@@ -352,6 +359,7 @@ static void life_node(mpiscope_final_t *f)
     PMPI_Group_translate_ranks(g, f->node_size, r, wg, f->node_ranks);
     qsort(f->node_ranks, (size_t)f->node_size, sizeof(int), cmp_int);
     f->node = f->node_ranks[0];
+    mpiscope_env_node(node, f->node_ranks, f->node_size);   /* node rank i = node_ranks[i] */
     free(r);
     PMPI_Group_free(&g);
     PMPI_Group_free(&wg);
@@ -400,6 +408,7 @@ int MPI_Finalize(void)
         mpiscope_on = 0;
         life_finished = 1;
         mpiscope_mpit_finish();     /* last MPI_T read before our own traffic, MPI_T closed */
+        mpiscope_env_finalize(life_comm);
         mpiscope_regions_close_all(tsc_end);
         mpiscope_final_t f = life_final;
         uint64_t tsc1;

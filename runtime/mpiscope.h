@@ -7,7 +7,8 @@
  * (Pcontrol regions), iofiles.c (MPI-IO hints), merge.c (binomial-tree set
  * union), writer.c (the profile file), summary.c (MPISCOPE_MODE=summary),
  * settings.c, buf.c, stacking.c (the next definition each wrapper calls),
- * tables/mpit.c (MPI_T performance variables). Generated: mpiscope_ids.h, mpiscope_table.c,
+ * tables/mpit.c (MPI_T performance variables), tables/environ.c (the ENV section:
+ * affinity, variables, MPI_Init/Finalize time). Generated: mpiscope_ids.h, mpiscope_table.c,
  * mpiscope_next.h, mpiscope_wrappers.c (gen_wrappers.py from functions.py).
  *
  * RATIONALE: everything here is hidden (not exported from libmpiscope.so),
@@ -343,6 +344,7 @@ void mpiscope_region_info(unsigned slot, uint64_t *id, uint64_t *parent, uint32_
                           uint64_t *entries, uint64_t *ticks, const char **name);
 uint32_t mpiscope_regions_overflow(void);
 uint64_t mpiscope_region_id(unsigned slot);                /* 0 for slot 0 */
+uint64_t mpiscope_fnv1a64(const char *s, size_t n);       /* 0 mapped to 1 */
 size_t mpiscope_utf8_cut(const char *s, size_t n, size_t max); /* buf.c */
 
 /* iofiles.c */
@@ -400,6 +402,19 @@ uint32_t mpiscope_regions_fill(mpiscope_final_t *f, mpiscope_region_t *out);
 uint32_t mpiscope_comms_fill(mpiscope_final_t *f, mpiscope_comm_t *out);
 void mpiscope_node_fill(mpiscope_final_t *f, mpiscope_node_t *node);
 void mpiscope_program_and_job(char *prog, size_t pcap, char *job, size_t jcap);
+
+/* environ.c: the ENV section (affinity, variables, MPI_Init / MPI_Finalize time). */
+void mpiscope_env_init_enter(void);          /* MPI_Init wrapper entry */
+void mpiscope_env_init_mpi_done(void);       /* the MPI's own MPI_Init returned */
+void mpiscope_env_init_exit(void);           /* MPI_Init wrapper exit */
+void mpiscope_env_started(void);             /* where the wall-time window opens */
+void mpiscope_env_node(MPI_Comm node, const int *node_ranks, int node_size);  /* collective on node */
+void mpiscope_env_finalize(MPI_Comm comm);   /* MPI_Finalize entry: collective (one barrier) */
+void mpiscope_env_fill(const mpiscope_final_t *f, mpiscope_env_t *r);
+void mpiscope_env_metrics(const mpiscope_final_t *f, double *out);   /* MPISCOPE_RM_ENV_COUNT */
+size_t mpiscope_env_entries(mpiscope_entry_t *out, uint64_t a_cpus, uint64_t a_vars);  /* 2 */
+void mpiscope_env_meta(mpiscope_buf_t *meta, const mpiscope_entry_t *e, size_t n, uint64_t a_cpus,
+                       uint64_t a_vars);
 
 /* program.c: what this process runs (the script, for a Python interpreter). */
 typedef struct {

@@ -72,30 +72,46 @@ def run(impl: str, n: int, app: tuple[str, ...], mode: str = "full",
 
 @functools.lru_cache(maxsize=None)
 def run_program(impl: str, n: int, prog: tuple[str, ...], mode: str = "full",
-                sync: bool = False, attempt: int = 0) -> tuple[Profile, str]:
+                sync: bool = False, attempt: int = 0, launch: tuple[str, ...] = (),
+                env: tuple[tuple[str, str], ...] = (),
+                wrap: tuple[str, ...] = ()) -> tuple[Profile, str]:
     """Profile of test program tests/programs/<prog[0]>.c with arguments prog[1:]
-    (``attempt`` > 0: a fresh run of the same command)."""
-    out = _DIR / f"{impl}-{n}-{mode}-{int(sync)}-{attempt}-prog-{_key(prog)}"
+    (``attempt`` > 0: a fresh run of the same command). ``launch``: the launcher's own
+    options instead of mpitest.launcher's (e.g. binding; see :func:`launcher`); ``env``:
+    (name, value) pairs added to the launcher's environment; ``wrap``: a command the
+    launcher starts the program under (e.g. ``taskset -c 0``)."""
+    tag = _key(launch + wrap + tuple(f"{k}={v}" for k, v in env))
+    out = _DIR / f"{impl}-{n}-{mode}-{int(sync)}-{attempt}-prog-{_key(prog)}-{tag}"
     out.mkdir(parents=True)
     cmd = mpitest.mpiscope_cmd("run", "--dir", str(out), "--mpi", impl, "--mode", mode,
                                *(("--sync",) if sync else ()), "--",
-                               *mpitest.launcher(impl, n),
-                               str(native.program(impl, f"tests/{prog[0]}")), *prog[1:])
-    mpitest.run(cmd, cwd=out, timeout=exampleapps.TIMEOUT)
+                               *(launcher(impl, n, *launch) if launch else mpitest.launcher(impl, n)),
+                               *wrap, str(native.program(impl, f"tests/{prog[0]}")), *prog[1:])
+    mpitest.run(cmd, cwd=out, env=dict(env), timeout=exampleapps.TIMEOUT)
     (path,) = out.glob("*.mpiscope")
     return mpiscope.read(str(path)), str(path)
 
 
-def first_run_where(holds, impl: str, n: int, app: tuple[str, ...], **kw) -> Profile:
-    """The first of 3 runs of mini-app ``app`` whose profile satisfies ``holds``.
+def launcher(impl: str, n: int, *options: str) -> list[str]:
+    """The launcher of ``impl`` for n ranks with exactly ``options`` (no default binding)."""
+    return [{"openmpi": "mpirun.openmpi", "mpich": "mpirun.mpich"}[impl], *options, "-n", str(n)]
 
-    RATIONALE: the no-false-alarm side of a rule (a flat run stays silent) on a
-    shared 2-core machine: two busy-polling MPICH ranks and the other test
-    worker's job share the cores, and a descheduled rank makes one flat run
-    look imbalanced; a flat program must look flat in at least one of three.
+
+def first_run_where(holds, runner, impl: str, n: int, what: tuple[str, ...], tries: int = 3,
+                    **kw):
+    """(profile, holds(profile)) of the first of ``tries`` fresh runs whose profile satisfies
+    ``holds`` (a true value); ``runner`` is :func:`run` (mini-app ``what``) or
+    :func:`run_program` (test program ``what``), called with ``attempt`` and ``kw``.
+
+    RATIONALE: on a shared 2-core machine the scheduler, not the program, decides some
+    outcomes: two busy-polling MPICH ranks and the other test worker's job share the cores,
+    so a descheduled rank makes one flat run look imbalanced, or stretches a run until a
+    deliberate problem falls below a rule's bar. A property of the program must show in at
+    least one of a few runs; each run is made once per test process (lru_cache).
     """
-    for attempt in range(3):
-        prof = run(impl, n, app, attempt=attempt, **kw)[0]
-        if holds(prof):
-            return prof
-    raise AssertionError(f"no run of {app} out of 3 satisfied the check ({kw})")
+    for attempt in range(tries):
+        prof = runner(impl, n, what, attempt=attempt, **kw)[0]
+        got = holds(prof)
+        if got:
+            return prof, got
+    raise AssertionError(f"no run of {what} out of {tries} satisfied the check ({kw})")

@@ -48,7 +48,7 @@ def test_hot_rank_lowers_load_balance(impl, nranks):
         regions = {r["name"]: r for r in build_report(prof)["pop"]["regions"]}
         return comp["load_balance"] < regions["compute"]["load_balance"] - 0.2
 
-    er.first_run_where(flat_enough, impl, n, er.STENCIL_FLAT)
+    er.first_run_where(flat_enough, er.run, impl, n, er.STENCIL_FLAT)
 
 
 def test_sync_splits_communication_efficiency(impl, nranks):

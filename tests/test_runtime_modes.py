@@ -10,6 +10,7 @@ import pytest
 
 from mpiscope import format as fmt
 from mpiscope import native, read
+from mpiscope.report.environment import env_values
 from profile_expect import (HUNG, Expect, assert_one_node, assert_profile, assert_rank_sanity,
                             observed_funcs, region_name, runner, setting)  # noqa: F401  (fixture)
 from test_runtime_collectives import coll_blocking
@@ -17,7 +18,8 @@ from test_runtime_comms import regions
 from test_runtime_p2p import p2p_blocking
 
 # Metrics whose values do not depend on timing: equal in any two runs of a program.
-EXACT_RANK_METRICS = {"on_node_msgs", "on_node_bytes", "off_node_msgs", "off_node_bytes"}
+EXACT_RANK_METRICS = {"on_node_msgs", "on_node_bytes", "off_node_msgs", "off_node_bytes",
+                      "ncpus", "threads", "overlap", "unbound", "oversub", "load"}
 EXACT_FUNC_METRICS = {"calls", "bytes_sent", "bytes_recv"}
 
 
@@ -37,6 +39,8 @@ def reduce_full(prof) -> dict:
     for metric in fmt.RANK_METRICS:
         values = r["wall"] - r["mpi"] if metric == "compute" else r[metric]
         out[(None, "", metric)] = entry(values)
+    for metric, values in env_values(prof).items():  # the ENV record's values
+        out[(None, "", metric)] = entry(values)
     names = prof.functions
     for rec_key in {(int(f["func"]), int(f["region"])) for f in prof.funcs}:
         sel = prof.funcs[(prof.funcs["func"] == rec_key[0]) & (prof.funcs["region"] == rec_key[1])]
@@ -52,7 +56,7 @@ def summary_records(prof) -> dict:
     out = {}
     for s in prof.summary:
         rank_level = int(s["func"]) == fmt.SUMMARY_RANK_LEVEL
-        metric = (fmt.RANK_METRICS if rank_level else fmt.FUNC_METRICS)[int(s["metric"])]
+        metric = (fmt.SUMMARY_RANK_METRICS if rank_level else fmt.FUNC_METRICS)[int(s["metric"])]
         key = (None if rank_level else names[int(s["func"])], region_name(prof, int(s["region"])),
                metric)
         assert key not in out, f"SUMMARY record {key} twice"
@@ -83,7 +87,8 @@ def test_summary_agrees_with_full(runner, impl, program):  # noqa: F811
             assert mn - eps <= avg <= mx + eps, key
             assert mn >= 0 or key[2] == "compute", key
             assert 0 <= min_pe < P and 0 <= max_pe < P, key
-            assert (nonzero == P) == (want[key][5] == P) or key[2] in ("sync", "wait"), key
+            assert (nonzero == P) == (want[key][5] == P) or key[2] in (
+                "sync", "wait", "finalize", "cpu_time"), key
     # HIST: one record per (function, region, bucket), summed over ranks.
     assert np.all(summ.hist["rank"] == fmt.ALL_RANKS)
     names_f, names_s = full.functions, summ.functions

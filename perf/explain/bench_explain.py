@@ -9,7 +9,11 @@ ru_maxrss, which includes the mapped profile's pages). Reuses
 perf/reader/bench_reader.py's measurement. Targets (issue 15): < 20 s and
 < 2 GiB each. Exit status 1 if a target is missed.
 
-    python3 perf/explain/bench_explain.py [--ranks 1048576] [--dir /tmp]
+    python3 perf/explain/bench_explain.py [--ranks 1048576] [--dir /tmp] [--env]
+
+--env writes the synthetic profiles with ENV records (every rank bound to its own core,
+one variable set), so the report's environment section and the environment rules run on
+a million ranks' records too.
 """
 
 from __future__ import annotations
@@ -26,31 +30,35 @@ sys.path.insert(0, str(REPO / "perf" / "reader"))
 from bench_reader import RSS_TARGET_B, TIME_TARGET_S, measure  # noqa: E402
 
 
-def generate(path: Path, nranks: int, mode: str, seed: int) -> None:
+def generate(path: Path, nranks: int, mode: str, seed: int, env: bool = False) -> None:
     # In a child process, so this process stays small (ru_maxrss of a child starts at the
     # parent's size at fork).
     subprocess.run([sys.executable, str(REPO / "perf" / "synthetic.py"), "--ranks", str(nranks),
-                    "--mode", mode, "--seed", str(seed), str(path)], check=True)
+                    "--mode", mode, "--seed", str(seed), *(("--env",) if env else ()), str(path)],
+                   check=True)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, default=1 << 20)
     ap.add_argument("--dir", default="/tmp", help="where to write the synthetic profiles")
+    ap.add_argument("--env", action="store_true", help="profiles with ENV records")
     args = ap.parse_args(argv)
     a = Path(args.dir) / f"explain-{args.ranks}.a.mpiscope"
     b = Path(args.dir) / f"explain-{args.ranks}.b.mpiscope"
     s = Path(args.dir) / f"explain-{args.ranks}.summary.mpiscope"
-    generate(a, args.ranks, "full", 1)
-    generate(b, args.ranks, "full", 2)
-    generate(s, args.ranks, "summary", 1)
+    generate(a, args.ranks, "full", 1, args.env)
+    generate(b, args.ranks, "full", 2, args.env)
+    generate(s, args.ranks, "summary", 1, args.env)
     cli = [sys.executable, "-m", "mpiscope.cli"]
     runs = [("diagnose", ["diagnose", str(a)]), ("diagnose --json", ["diagnose", "--json", str(a)]),
             ("diagnose --json (summary file)", ["diagnose", "--json", str(s)]),
             ("compare A B", ["compare", str(a), str(b)]),
             ("compare --json A B", ["compare", "--json", str(a), str(b)]),
             ("compare --json A (full) B (summary)", ["compare", "--json", str(a), str(s)])]
-    print(f"\nranks: {args.ranks:,}; load average before: {os.getloadavg()[0]:.1f} "
+    if args.env:
+        runs.append(("report --json", ["report", "--json", str(a)]))
+    print(f"\nranks: {args.ranks:,}{' with ENV records' if args.env else ''}; load average before: {os.getloadavg()[0]:.1f} "
           "(wall time suffers on a busy machine; CPU time much less)\n")
     print("| command | wall time (s) | CPU time (s) | peak RSS (MiB) |")
     print("|---|---:|---:|---:|")

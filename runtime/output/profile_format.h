@@ -47,6 +47,7 @@ enum mpiscope_section_kind {
     MPISCOPE_SEC_SUMMARY = 8,  /* mpiscope_summary_t (summary mode) */
     MPISCOPE_SEC_INFLIGHT = 9, /* mpiscope_inflight_t: snapshots only (partial profiles) */
     MPISCOPE_SEC_COMMS = 10,   /* mpiscope_comm_t, grouped by rank (full mode) */
+    MPISCOPE_SEC_ENV = 11,     /* mpiscope_env_t, nranks records in rank order (full mode) */
     MPISCOPE_SEC_MPIT = 12     /* MPI_T variables: mpiscope_mpit_t (full), mpiscope_summary_t (summary) */
 };
 
@@ -150,8 +151,13 @@ typedef struct {                 /* 72 bytes, one hostname per node */
 enum mpiscope_rank_metric {
     MPISCOPE_RM_WALL = 0, MPISCOPE_RM_MPI, MPISCOPE_RM_WAIT, MPISCOPE_RM_SYNC,
     MPISCOPE_RM_COMPUTE, MPISCOPE_RM_ON_MSGS, MPISCOPE_RM_ON_BYTES,
-    MPISCOPE_RM_OFF_MSGS, MPISCOPE_RM_OFF_BYTES, MPISCOPE_RM_COUNT
+    MPISCOPE_RM_OFF_MSGS, MPISCOPE_RM_OFF_BYTES,
+    /* the environment (ENV) values of each rank, reduced like the others */
+    MPISCOPE_RM_INIT, MPISCOPE_RM_INIT_OWN, MPISCOPE_RM_FINALIZE, MPISCOPE_RM_CPU_TIME,
+    MPISCOPE_RM_NCPUS, MPISCOPE_RM_THREADS, MPISCOPE_RM_OVERLAP, MPISCOPE_RM_UNBOUND,
+    MPISCOPE_RM_OVERSUB, MPISCOPE_RM_LOAD, MPISCOPE_RM_COUNT
 };
+#define MPISCOPE_RM_ENV_COUNT (MPISCOPE_RM_COUNT - MPISCOPE_RM_INIT)
 enum mpiscope_func_metric {
     MPISCOPE_FM_CALLS = 0, MPISCOPE_FM_BYTES_SENT, MPISCOPE_FM_BYTES_RECV,
     MPISCOPE_FM_TIME, MPISCOPE_FM_COUNT
@@ -199,6 +205,32 @@ typedef struct {                 /* 32 bytes: one variable on one rank (full mod
     double peak;                 /* a level's highest sample (sampled high-water mark); else value */
     uint64_t samples;            /* reads behind peak */
 } mpiscope_mpit_t;
+/* --- the environment (docs/runtime.md "Environment") ----------------------------
+ * One record per rank, recorded at MPI_Init; the variable sets and CPU lists
+ * themselves are in META "environment", each once, under a 64-bit id
+ * (FNV-1a of its text, as region ids). */
+enum mpiscope_env_flags {
+    MPISCOPE_ENV_UNBOUND = 1u << 0,      /* mask = every CPU the node's ranks use, node shared */
+    MPISCOPE_ENV_OPENMP = 1u << 1,       /* an OpenMP runtime is loaded in the process */
+    MPISCOPE_ENV_MASK_CUT = 1u << 2,     /* CPUs numbered 1024 or more are not in the mask */
+    MPISCOPE_ENV_VARS_CUT = 1u << 3      /* the variable set was cut to 16 KiB */
+};
+#define MPISCOPE_ENV_NO_RANK 0xFFFFFFFFu
+typedef struct {                 /* 80 bytes, record r is rank r */
+    uint32_t rank;
+    uint32_t flags;              /* enum mpiscope_env_flags */
+    uint64_t cpus;               /* id of its affinity mask as a CPU list (META environment.cpus) */
+    uint64_t vars;               /* id of its variable set (META environment.variables) */
+    double init;                 /* s, MPI_Init / MPI_Init_thread: wrapper entry to exit */
+    double init_own;             /* s of init spent in the runtime's own setup */
+    double finalize;             /* s, MPI_Finalize entry to the end of the runtime's barrier */
+    double cpu_time;             /* s of CPU (user + system, all threads), MPI_Init return to MPI_Finalize */
+    uint32_t ncpus;              /* CPUs in the affinity mask */
+    uint32_t threads;            /* threads it runs: OpenMP's (OMP_NUM_THREADS, else ncpus), else 1 */
+    uint32_t overlap;            /* other bound ranks of its node whose masks share a CPU with its */
+    uint32_t overlap_rank;       /* the lowest of them (world rank), MPISCOPE_ENV_NO_RANK if none */
+    double load;                 /* threads per CPU on its CPUs, every rank of the node counted */
+} mpiscope_env_t;
 
 /* --- snapshots (docs/runtime.md "Snapshots") -------------------------------------
  * What one thread of a rank was doing when a snapshot was taken. */

@@ -4,7 +4,8 @@
  * and HIST sections, docs/profile-format.md).
  *
  * The keys (function, region) and (function, bucket, region) differ by rank,
- * so their union -- together with the region names and MPI-IO files, in one
+ * so their union -- together with the region names, MPI-IO files and the
+ * environment's CPU lists and variable sets (environ.c), in one
  * binomial-tree merge (merge.c) -- is found first and broadcast; then every
  * rank fills one value per (key, metric), 0 where it has no such key, and
  * three reductions to rank 0 give the sums (with the count of non-zero ranks
@@ -25,7 +26,7 @@ typedef struct {
 /* One union carries every kind of entry; the top two bits of `a` say which. */
 #define KEY_FUNC (1ull << 62)    /* a = id, b = region */
 #define KEY_HIST (2ull << 62)    /* a = id << 8 | bucket, b = region */
-#define KEY_NAME (3ull << 62)    /* region name: b = id; a | 1: MPI-IO file, b = name key */
+#define KEY_NAME (3ull << 62)    /* region name: b = id; a | 1: MPI-IO file, b = name key; a | 2: CPU list, a | 3: variable set (b = id) */
 #define KEY_BITS(a) ((a) & (3ull << 62))
 #define KEY_VALUE(a) ((a) & ((1ull << 62) - 1))
 
@@ -72,7 +73,7 @@ void mpiscope_write_summary(mpiscope_final_t *f)
     unsigned nslots_used = mpiscope_regions_count();
     mpiscope_entry_t io[64];
     size_t nio = mpiscope_io_files_entries(io, 64);
-    size_t nmine = t->nused + t->nhused + nslots_used + nio;
+    size_t nmine = t->nused + t->nhused + nslots_used + nio + 2;
     mpiscope_entry_t *mine = calloc(nmine + 1, sizeof *mine);
     uint64_t *fk_a = calloc(t->nused + 1, sizeof *fk_a), *fk_b = calloc(t->nused + 1, sizeof *fk_b);
     uint64_t *hk_a = calloc(t->nhused + 1, sizeof *hk_a), *hk_b = calloc(t->nhused + 1, sizeof *hk_b);
@@ -103,6 +104,7 @@ void mpiscope_write_summary(mpiscope_final_t *f)
     }
     for (size_t i = 0; i < nio; i++)
         mine[m++] = (mpiscope_entry_t){KEY_NAME | 1, io[i].a, io[i].text, io[i].len};
+    m += mpiscope_env_entries(&mine[m], KEY_NAME | 2, KEY_NAME | 3);   /* CPU list, variables */
 
     uint64_t counts[2] = {f->overflow != 0, (uint64_t)mpiscope_mpit_enabled()}, totals[2];
     char path[MPISCOPE_PATH_MAX] = "", job[256] = "";
@@ -118,7 +120,7 @@ void mpiscope_write_summary(mpiscope_final_t *f)
         const mpiscope_entry_t *e = &names.e[i];
         if (KEY_VALUE(e->a) == 0)
             regions.e[regions.n++] = (mpiscope_entry_t){e->b, 0, e->text, e->len};
-        else
+        else if (KEY_VALUE(e->a) == 1)
             iofiles.e[iofiles.n++] = *e;
     }
 
@@ -133,6 +135,7 @@ void mpiscope_write_summary(mpiscope_final_t *f)
     rm[MPISCOPE_RM_WALL] = f->wall;
     mpiscope_rank_totals(f, &rm[MPISCOPE_RM_MPI], &rm[MPISCOPE_RM_WAIT], &rm[MPISCOPE_RM_SYNC]);
     rm[MPISCOPE_RM_COMPUTE] = f->wall - rm[MPISCOPE_RM_MPI];
+    mpiscope_env_metrics(f, &rm[MPISCOPE_RM_INIT]);
     for (uint32_t i = 0; i <= t->peer_mask; i++) {
         mpiscope_peer_slot_t *p = &t->peers[i];
         if (!p->key)
@@ -207,6 +210,7 @@ void mpiscope_write_summary(mpiscope_final_t *f)
             mpiscope_meta_common(f, &meta, job, &regions, &iofiles);
             if (totals[1])
                 mpiscope_mpit_meta(&mpit, &meta);
+            mpiscope_env_meta(&meta, names.e, names.n, KEY_NAME | 2, KEY_NAME | 3);
             mpiscope_header_t h;
             mpiscope_header_fill(f, &h, MPISCOPE_MODE_SUMMARY, NSEC, any_overflow, off_meta + meta.len);
             mpiscope_section_t sec[4] = {

@@ -9,7 +9,7 @@
  * records with one MPI_File_write_at_all. No rank gathers another's records.
  *
  * RATIONALE: sections are laid out header, section table, RANKS, FUNCS,
- * HIST, PEERS, REGIONS, NODES, META, so every offset but META's end follows
+ * HIST, PEERS, REGIONS, NODES, COMMS, ENV, MPIT, META, so every offset but META's end follows
  * from the totals and META (rank 0's JSON, whose length only rank 0 knows)
  * goes last. A rank whose open failed still joins every collective after it
  * (Darshan's rule): the open's result is agreed on with an MPI_Allreduce, so
@@ -29,6 +29,10 @@
 #include <unistd.h>
 
 #include "mpiscope.h"
+
+/* Union keys of the environment's texts (environ.c). */
+#define ENV_KEY_CPUS 2u
+#define ENV_KEY_VARS 3u
 
 enum { W_FUNCS, W_HIST, W_PEERS, W_REGIONS, W_NODES, W_NAMED, W_IOFILES, W_OVERFLOW, W_COMMS, W_MPIT, W_MPIT_ON, W_NCOUNTS };
 
@@ -570,11 +574,18 @@ void mpiscope_write_profile(mpiscope_final_t *f)
     mpiscope_mpit_out_t mpit = {0};
     if (totals[W_MPIT_ON])     /* collective: every rank, once any rank has MPISCOPE_MPIT=1 */
         mpiscope_mpit_gather(f, 0, &mpit);
+    /* ENV: this rank's record; its CPU list and variable set, once each over all ranks */
+    mpiscope_env_t envrec;
+    mpiscope_env_fill(f, &envrec);
+    mpiscope_entry_t envmine[2];
+    mpiscope_set_t envset;
+    mpiscope_set_union(f->comm, envmine, mpiscope_env_entries(envmine, ENV_KEY_CPUS, ENV_KEY_VARS), 0,
+                       &envset);
 
     MPI_File fh = MPI_FILE_NULL;
     if (mpiscope_open_output(f, &fh, path)) {
-        enum { NSEC_MAX = 9 };
-        const uint32_t NSEC = totals[W_MPIT_ON] ? 9 : 8;   /* MPIT only when recorded */
+        enum { NSEC_MAX = 10 };
+        const uint32_t NSEC = totals[W_MPIT_ON] ? 10 : 9;   /* MPIT only when recorded */
         const uint64_t P = (uint64_t)f->size;
         uint64_t off_ranks = 64 + 32 * (uint64_t)NSEC;
         uint64_t off_funcs = off_ranks + 128 * P;
@@ -583,7 +594,8 @@ void mpiscope_write_profile(mpiscope_final_t *f)
         uint64_t off_regions = off_peers + 24 * totals[W_PEERS];
         uint64_t off_nodes = off_regions + 40 * totals[W_REGIONS];
         uint64_t off_comms = off_nodes + 72 * totals[W_NODES];
-        uint64_t off_mpit = off_comms + 48 * totals[W_COMMS];
+        uint64_t off_env = off_comms + 48 * totals[W_COMMS];
+        uint64_t off_mpit = off_env + 80 * P;
         uint64_t off_meta = off_mpit + 32 * totals[W_MPIT];
 
         mpiscope_buf_t head = {0}, meta = {0};
@@ -601,6 +613,7 @@ void mpiscope_write_profile(mpiscope_final_t *f)
             }
             if (totals[W_MPIT_ON])
                 mpiscope_mpit_meta(&mpit, &meta);
+            mpiscope_env_meta(&meta, envset.e, envset.n, ENV_KEY_CPUS, ENV_KEY_VARS);
             mpiscope_header_t h;
             mpiscope_header_fill(f, &h, MPISCOPE_MODE_FULL, NSEC, totals[W_OVERFLOW] != 0, off_meta + meta.len);
             mpiscope_section_t sec[NSEC_MAX] = {
@@ -611,20 +624,23 @@ void mpiscope_write_profile(mpiscope_final_t *f)
                 {MPISCOPE_SEC_REGIONS, 1, off_regions, 40 * totals[W_REGIONS], totals[W_REGIONS]},
                 {MPISCOPE_SEC_NODES, 1, off_nodes, 72 * totals[W_NODES], totals[W_NODES]},
                 {MPISCOPE_SEC_COMMS, 1, off_comms, 48 * totals[W_COMMS], totals[W_COMMS]},
+                {MPISCOPE_SEC_ENV, 1, off_env, 80 * P, P},
                 {MPISCOPE_SEC_META, 1, off_meta, meta.len, meta.len},
                 {MPISCOPE_SEC_MPIT, 1, off_mpit, 32 * totals[W_MPIT], totals[W_MPIT]},
             };
             mpiscope_buf_put(&head, &h, sizeof h);
             mpiscope_buf_put(&head, sec, sizeof sec[0] * NSEC);
         }
-        uint64_t off[10] = {0, off_ranks + 128 * (uint64_t)f->rank, off_funcs + 64 * first[W_FUNCS],
-                           off_hist + 32 * first[W_HIST], off_peers + 24 * first[W_PEERS],
-                           off_regions + 40 * first[W_REGIONS], off_nodes + 72 * first[W_NODES],
-                           off_comms + 48 * first[W_COMMS], off_mpit + 32 * first[W_MPIT], off_meta};
-        uint64_t len[10] = {head.len, 128, 64ull * t->nused, 32ull * t->nhused, 24ull * np, 40ull * nr,
-                            leader ? 72u : 0u, 48ull * nc, 32ull * mpit.nrecs, meta.len};
-        const void *ptr[10] = {head.data, &me, funcs, hist, peers, regs, &node, comms, mpit.recs, meta.data};
-        mpiscope_finish_file(f, &fh, path, off, len, ptr, 10);
+        uint64_t off[11] = {0, off_ranks + 128 * (uint64_t)f->rank, off_funcs + 64 * first[W_FUNCS],
+                            off_hist + 32 * first[W_HIST], off_peers + 24 * first[W_PEERS],
+                            off_regions + 40 * first[W_REGIONS], off_nodes + 72 * first[W_NODES],
+                            off_comms + 48 * first[W_COMMS], off_env + 80 * (uint64_t)f->rank,
+                            off_mpit + 32 * first[W_MPIT], off_meta};
+        uint64_t len[11] = {head.len, 128, 64ull * t->nused, 32ull * t->nhused, 24ull * np, 40ull * nr,
+                            leader ? 72u : 0u, 48ull * nc, 80, 32ull * mpit.nrecs, meta.len};
+        const void *ptr[11] = {head.data, &me, funcs, hist, peers, regs, &node, comms, &envrec, mpit.recs,
+                               meta.data};
+        mpiscope_finish_file(f, &fh, path, off, len, ptr, 11);
         mpiscope_buf_free(&head);
         mpiscope_buf_free(&meta);
     }
@@ -632,6 +648,7 @@ void mpiscope_write_profile(mpiscope_final_t *f)
     mpiscope_set_free(&iofiles);
     mpiscope_set_free(&commset);
     mpiscope_mpit_out_free(&mpit);
+    mpiscope_set_free(&envset);
     free(comms);
     free(funcs);
     free(hist);

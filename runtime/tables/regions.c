@@ -40,7 +40,9 @@ static region_open_t regions_stack[MPISCOPE_REGION_DEPTH];
 static unsigned regions_depth;
 static uint32_t regions_overflow_bits;
 
-static uint64_t fnv1a64(const char *s, size_t n)
+/* FNV-1a 64 of n bytes, 0 mapped to 1 (mpiscope.format.fnv1a64): region ids,
+ * and the ids of environment texts (environ.c). */
+uint64_t mpiscope_fnv1a64(const char *s, size_t n)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
     for (size_t i = 0; i < n; i++) {
@@ -120,7 +122,7 @@ int mpiscope_region_control(int level, const char *name, size_t len)
     /* A long name is cut (on a UTF-8 character boundary) before hashing, so
      * the id is always the FNV-1a of the name written to META. */
     len = mpiscope_utf8_cut(name, len, REGION_NAME_MAX - 1);
-    uint64_t id = fnv1a64(name, len);
+    uint64_t id = mpiscope_fnv1a64(name, len);
     if (level == 1)
         region_open(id, name, len);
     else if (level == -1)

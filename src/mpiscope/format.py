@@ -31,7 +31,8 @@ SEC_NODES = 7
 SEC_SUMMARY = 8
 SEC_INFLIGHT = 9
 SEC_COMMS = 10
-SEC_MPIT = 12     # 11 is ENV's
+SEC_ENV = 11
+SEC_MPIT = 12
 
 ALL_RANKS = 0xFFFFFFFF
 SUMMARY_RANK_LEVEL = 0xFFFF
@@ -39,6 +40,11 @@ SUMMARY_RANK_LEVEL = 0xFFFF
 RANK_METRICS = ["wall", "mpi", "wait", "sync", "compute",
                 "on_node_msgs", "on_node_bytes", "off_node_msgs", "off_node_bytes"]
 FUNC_METRICS = ["calls", "bytes_sent", "bytes_recv", "time"]
+# Rank-level SUMMARY metrics after RANK_METRICS: each rank's ENV values, reduced the same way
+# (unbound: 1 or 0; oversub: threads beyond the CPUs of its mask).
+ENV_METRICS = ["init", "init_own", "finalize", "cpu_time", "ncpus", "threads", "overlap",
+               "unbound", "oversub", "load"]
+SUMMARY_RANK_METRICS = RANK_METRICS + ENV_METRICS
 
 HEADER = np.dtype([
     ("magic", "S8"), ("version", "<u4"), ("header_bytes", "<u4"),
@@ -103,6 +109,20 @@ MPIT = np.dtype([
     ("value", "<f8"), ("peak", "<f8"), ("samples", "<u8"),
 ])
 
+# The environment of each rank (record r is rank r): META "environment" holds the CPU lists
+# ("cpus") and variable sets ("variables") under the 16-hex-digit ids these records name.
+ENV_UNBOUND = 1 << 0
+ENV_OPENMP = 1 << 1
+ENV_MASK_CUT = 1 << 2
+ENV_VARS_CUT = 1 << 3
+ENV_NO_RANK = 0xFFFFFFFF
+ENV = np.dtype([
+    ("rank", "<u4"), ("flags", "<u4"), ("cpus", "<u8"), ("vars", "<u8"),
+    ("init", "<f8"), ("init_own", "<f8"), ("finalize", "<f8"), ("cpu_time", "<f8"),
+    ("ncpus", "<u4"), ("threads", "<u4"), ("overlap", "<u4"), ("overlap_rank", "<u4"),
+    ("load", "<f8"),
+])
+
 # What each thread of a rank was doing at a snapshot (partial profiles only).
 NOT_IN_MPI = 0xFFFF
 PEER_NONE = -1
@@ -131,6 +151,7 @@ SECTION_DTYPES = {
     SEC_RANKS: RANK, SEC_FUNCS: FUNC, SEC_HIST: HIST, SEC_PEERS: PEER,
     SEC_REGIONS: REGION, SEC_NODES: NODE, SEC_SUMMARY: SUMMARY, SEC_INFLIGHT: INFLIGHT, SEC_COMMS: COMM,
     SEC_MPIT: MPIT,
+    SEC_ENV: ENV,
 }
 
 
@@ -147,6 +168,7 @@ assert FUNC.itemsize == 64 and HIST.itemsize == 32 and PEER.itemsize == 24
 assert REGION.itemsize == 40 and NODE.itemsize == 72 and SUMMARY.itemsize == 56
 assert INFLIGHT.itemsize == 32 and SNAP_HEADER.itemsize == 128 and COMM.itemsize == 48
 assert MPIT.itemsize == 32
+assert ENV.itemsize == 80
 
 
 def fnv1a64(name: str) -> int:

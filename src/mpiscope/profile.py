@@ -34,6 +34,9 @@ class Profile:
         summary: fmt.SUMMARY records (empty in full mode).
         comms: fmt.COMM records: calls, bytes and time per (rank, communicator,
             function); META "communicators" names each communicator id.
+        env: fmt.ENV records, index r is rank r: its CPU affinity (ids into META
+            "environment"), OpenMP threads, mask overlap and MPI_Init/MPI_Finalize
+            times (full mode; empty in summary mode and in older profiles).
         mpit: MPI_T performance variables (MPISCOPE_MPIT=1): fmt.MPIT records,
             one per (rank, variable), in full mode; fmt.SUMMARY records
             (func = variable, metric = fmt.MPIT_METRICS index) in summary
@@ -58,6 +61,7 @@ class Profile:
     summary: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.SUMMARY))
     inflight: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.INFLIGHT))
     comms: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.COMM))
+    env: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.ENV))
     mpit: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.MPIT))
 
     @property
@@ -87,6 +91,25 @@ class Profile:
             except (TypeError, ValueError):
                 continue  # a malformed key names no region; its records show the hex id
         return names
+
+    @property
+    def environment(self) -> dict:
+        """META "environment": {"cpus": {id: CPU list}, "variables": {id: {name: value}}},
+        ids as ints; empty dicts when the profile has none (or they are malformed)."""
+        env = self.meta.get("environment")
+        out: dict = {"cpus": {}, "variables": {}}
+        for key in out:
+            table = env.get(key) if isinstance(env, dict) else None
+            for k, v in (table.items() if isinstance(table, dict) else ()):
+                try:
+                    ident = int(k, 16)
+                except (TypeError, ValueError):
+                    continue  # the file is input: a malformed id names nothing
+                if key == "cpus" and isinstance(v, str):
+                    out[key][ident] = v
+                elif key == "variables" and isinstance(v, dict):
+                    out[key][ident] = {str(n): str(x) for n, x in v.items()}
+        return out
 
     @property
     def is_partial(self) -> bool:

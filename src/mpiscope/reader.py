@@ -25,7 +25,7 @@ from .profile import Profile
 _SECTION_NAMES = {fmt.SEC_META: "META", fmt.SEC_RANKS: "RANKS", fmt.SEC_FUNCS: "FUNCS",
                   fmt.SEC_HIST: "HIST", fmt.SEC_PEERS: "PEERS", fmt.SEC_REGIONS: "REGIONS",
                   fmt.SEC_NODES: "NODES", fmt.SEC_SUMMARY: "SUMMARY", fmt.SEC_INFLIGHT: "INFLIGHT",
-                  fmt.SEC_COMMS: "COMMS", fmt.SEC_MPIT: "MPIT"}
+                  fmt.SEC_COMMS: "COMMS", fmt.SEC_ENV: "ENV", fmt.SEC_MPIT: "MPIT"}
 
 _MODES = {fmt.MODE_FULL: "full", fmt.MODE_SUMMARY: "summary"}
 
@@ -33,7 +33,7 @@ _MODES = {fmt.MODE_FULL: "full", fmt.MODE_SUMMARY: "summary"}
 _REQUIRED = {"full": (fmt.SEC_META, fmt.SEC_RANKS), "summary": (fmt.SEC_META, fmt.SEC_SUMMARY)}
 
 # Per-rank sections whose `rank` field must be < nranks.
-_RANKED = ("funcs", "hist", "peers", "regions", "inflight", "comms")
+_RANKED = ("funcs", "hist", "peers", "regions", "inflight", "comms", "env")
 
 
 def read(path: str | os.PathLike) -> Profile:
@@ -171,7 +171,7 @@ def _parse(name: str, buf) -> Profile:
                    peers=section(fmt.SEC_PEERS), regions=section(fmt.SEC_REGIONS),
                    nodes=section(fmt.SEC_NODES), summary=section(fmt.SEC_SUMMARY),
                    inflight=section(fmt.SEC_INFLIGHT), comms=section(fmt.SEC_COMMS),
-                   mpit=section(fmt.SEC_MPIT))
+                   env=section(fmt.SEC_ENV), mpit=section(fmt.SEC_MPIT))
     _check_indices(prof, corrupt)
     return prof
 
@@ -184,6 +184,10 @@ def _check_indices(prof: Profile, corrupt) -> None:
     """
     if prof.mode == "full" and len(prof.ranks) != prof.nranks:
         raise corrupt(f"RANKS has {len(prof.ranks)} records for {prof.nranks} ranks")
+    if len(prof.env) and (len(prof.env) != prof.nranks or
+                          (prof.env["rank"] != np.arange(prof.nranks)).any()):
+        raise corrupt(f"ENV has {len(prof.env)} records for {prof.nranks} ranks, "
+                      f"not one per rank in rank order")
     functions = prof.meta.get("functions", [])
     if not isinstance(functions, list):
         raise corrupt("META 'functions' is not a list")

@@ -136,7 +136,8 @@ def write_profile(path: str | os.PathLike, *, nranks: int, meta: dict | None = N
                   start_time: float = 0.0, ranks: np.ndarray | None = None,
                   funcs: np.ndarray | None = None, hist: np.ndarray | None = None,
                   peers: np.ndarray | None = None, regions: np.ndarray | None = None,
-                  nodes: np.ndarray | None = None, summary: np.ndarray | None = None) -> Path:
+                  nodes: np.ndarray | None = None, summary: np.ndarray | None = None,
+                  env: np.ndarray | None = None) -> Path:
     """Write a format-v1 profile as the runtime would, and return its path.
 
     Full mode: ``ranks`` defaults to nranks zeroed records (rank field filled);
@@ -156,6 +157,8 @@ def write_profile(path: str | os.PathLike, *, nranks: int, meta: dict | None = N
         sections[fmt.SEC_RANKS] = ranks
         sections.update(grouped)
         sections[fmt.SEC_NODES] = nodes if nodes is not None else np.zeros(0, fmt.NODE)
+        if env is not None:
+            sections[fmt.SEC_ENV] = env
         mode_id = fmt.MODE_FULL
     elif mode == "summary":
         sections[fmt.SEC_HIST] = hist if hist is not None else np.zeros(0, fmt.HIST)
@@ -180,7 +183,8 @@ def _summary_record(func: int, metric: int, region: int, values: np.ndarray) -> 
             float(values.sum()), imin, imax, int(np.count_nonzero(values)))
 
 
-def summarize(ranks: np.ndarray, funcs: np.ndarray, hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def summarize(ranks: np.ndarray, funcs: np.ndarray, hist: np.ndarray,
+              env: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """What the runtime's summary mode writes for these full-mode arrays.
 
     Returns:
@@ -194,6 +198,11 @@ def summarize(ranks: np.ndarray, funcs: np.ndarray, hist: np.ndarray) -> tuple[n
         vals = (ranks["wall"] - ranks["mpi"]) if name == "compute" else \
             ranks[name].astype(np.float64)
         rows.append(_summary_record(fmt.SUMMARY_RANK_LEVEL, m, 0, vals))
+    if env is not None:  # the ENV values, rank metrics after RANK_METRICS (as the runtime)
+        from .report.environment import env_values
+        values = env_values(_EnvOnly(env))
+        for m, name in enumerate(fmt.ENV_METRICS, start=len(fmt.RANK_METRICS)):
+            rows.append(_summary_record(fmt.SUMMARY_RANK_LEVEL, m, 0, values[name]))
     keys = np.unique(np.stack([funcs["func"].astype(np.uint64), funcs["region"]], axis=1),
                      axis=0) if len(funcs) else np.zeros((0, 2), np.uint64)
     for f, reg in keys.tolist():
@@ -218,6 +227,13 @@ def summarize(ranks: np.ndarray, funcs: np.ndarray, hist: np.ndarray) -> tuple[n
     return summary, hsum
 
 
+class _EnvOnly:
+    """Just enough of a Profile for report.environment.env_values."""
+
+    def __init__(self, env: np.ndarray):
+        self.env = env
+
+
 SYNTHETIC_FUNCTIONS = ["MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce", "MPI_Bcast",
                        "MPI_Barrier"]
 SYNTHETIC_KINDS = ["p2p", "p2p", "wait", "coll", "coll", "coll"]
@@ -232,7 +248,7 @@ def _grid(nranks: int) -> tuple[int, int]:
 
 
 def synthetic(nranks: int, *, ppn: int = 64, steps: int = 100, halo_bytes: int = 8192,
-              hot_rank: int | None = None, seed: int = 1) -> dict:
+              hot_rank: int | None = None, seed: int = 1, with_env: bool = False) -> dict:
     """Arrays of a realistic full-mode profile: a 2-D 5-point stencil on nranks ranks.
 
     Each step: Irecv + Isend to the up-to-4 grid neighbours and a Waitall (in
@@ -241,8 +257,11 @@ def synthetic(nranks: int, *, ppn: int = 64, steps: int = 100, halo_bytes: int =
     node; ``hot_rank`` (default nranks // 3) computes 3x longer, so its
     neighbours wait. Built with vectorized numpy: 1,048,576 ranks take seconds.
 
+    ``with_env``: also ENV records (each rank bound to core rank % ppn of its node, one
+    thread, one variable set) and META "environment".
+
     Returns:
-        dict with keys nranks, ranks, funcs, hist, peers, regions, nodes, meta.
+        dict with keys nranks, ranks, funcs, hist, peers, regions, nodes, meta (and env).
     """
     rng = np.random.default_rng(seed)
     n = nranks
@@ -329,17 +348,33 @@ def synthetic(nranks: int, *, ppn: int = 64, steps: int = 100, halo_bytes: int =
     meta = default_meta(SYNTHETIC_FUNCTIONS, SYNTHETIC_KINDS, SYNTHETIC_REGIONS,
                         program="/synthetic/stencil2d", argv=["/synthetic/stencil2d",
                                                               f"{px}x{py}"])
-    return {"nranks": n, "ranks": ranks, "funcs": funcs, "hist": hist, "peers": peers,
-            "regions": regions, "nodes": nodes, "meta": meta}
+    out = {"nranks": n, "ranks": ranks, "funcs": funcs, "hist": hist, "peers": peers,
+           "regions": regions, "nodes": nodes, "meta": meta}
+    if with_env:
+        variables = {"OMP_NUM_THREADS": "1", "OMPI_MCA_btl": "self,vader,tcp"}
+        vtext = "".join(f"{k}={v}\n" for k, v in sorted(variables.items()))
+        cpu_ids = np.array([fmt.fnv1a64(str(c)) for c in range(ppn)], np.uint64)
+        env = np.zeros(n, fmt.ENV)
+        env["rank"], env["cpus"], env["vars"] = r, cpu_ids[r % ppn], fmt.fnv1a64(vtext)
+        env["init"] = 0.5 + rng.random(n) * 0.1
+        env["init_own"] = 0.01
+        env["finalize"] = rng.random(n) * 1e-3
+        env["cpu_time"] = wall
+        env["ncpus"], env["threads"], env["load"] = 1, 1, 1.0
+        env["overlap_rank"] = fmt.ENV_NO_RANK
+        meta["environment"] = {"cpus": {f"{int(i):016x}": str(c) for c, i in enumerate(cpu_ids)},
+                               "variables": {f"{fmt.fnv1a64(vtext):016x}": variables}}
+        out["env"] = env
+    return out
 
 
 def write_synthetic(path: str | os.PathLike, nranks: int, mode: str = "full", **kwargs) -> Path:
     """Write :func:`synthetic` as a full- or summary-mode profile file."""
     s = synthetic(nranks, **kwargs)
     if mode == "summary":
-        summary, hsum = summarize(s["ranks"], s["funcs"], s["hist"])
+        summary, hsum = summarize(s["ranks"], s["funcs"], s["hist"], s.get("env"))
         return write_profile(path, nranks=nranks, meta=s["meta"], mode="summary",
                              hist=hsum, summary=summary)
     return write_profile(path, nranks=nranks, meta=s["meta"], ranks=s["ranks"],
                          funcs=s["funcs"], hist=s["hist"], peers=s["peers"],
-                         regions=s["regions"], nodes=s["nodes"])
+                         regions=s["regions"], nodes=s["nodes"], env=s.get("env"))

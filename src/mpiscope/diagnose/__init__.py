@@ -11,16 +11,18 @@ a pure function ``(Profile, report dict) -> list[finding]``; ``render`` and
 from __future__ import annotations
 
 from ..profile import Profile
-from . import (barriers, compute_imbalance, io_serial, late_arrival, late_sender, latency,
-               placement, root_hotspot, small_collectives, threads)
-from .common import MIN_COST_PCT, runtime
+from . import (barriers, compute_imbalance, cpu_overlap, eager_limit, finalize_wait, init_time,
+               io_serial, late_arrival, late_sender, latency, omp_threads, placement,
+               root_hotspot, small_collectives, threads, unbound)
+from .common import MIN_COST_PCT, job_time, runtime
 
 SCHEMA = "mpiscope-diagnosis/1"
 
 # Every rule, in no particular order (findings are ranked by cost).
 RULES = [threads.rule, compute_imbalance.rule, late_arrival.rule, late_sender.rule,
          root_hotspot.rule, small_collectives.rule, barriers.rule, placement.rule,
-         latency.rule, io_serial.rule]
+         latency.rule, io_serial.rule, cpu_overlap.rule, omp_threads.rule, unbound.rule,
+         eager_limit.rule, init_time.rule, finalize_wait.rule]
 
 
 def diagnose(prof: Profile, rep: dict) -> dict:
@@ -31,8 +33,10 @@ def diagnose(prof: Profile, rep: dict) -> dict:
     t = runtime(rep)
     if findings:
         top = next((f for f in findings if f["cost_s"] > 0), findings[0])
+        of = top.get("pct_of", "run")
         headline = (f"{len(findings)} finding(s); the costliest: {top['title']} "
-                    f"(~{top['cost_s']:.3g} s, {top['cost_pct']:.0f}% of the {t:.3g} s run)")
+                    f"(~{top['cost_s']:.3g} s, {top['cost_pct']:.0f}% of the "
+                    f"{job_time(rep) if of == 'job' else t:.3g} s {of})")
     else:
         headline = (f"No scaling problem found: no rule found anything costing "
                     f"{MIN_COST_PCT:.0f}% or more of the {t:.3g} s run.")
@@ -55,8 +59,12 @@ def limits(prof: Profile, rep: dict) -> list[str]:
     if not prof.is_summary and (p["nnodes"] or 0) < 2:
         out.append("all ranks on one node: off-node placement and MPI-IO aggregator crowding "
                    "cannot be judged (diagnose --ppn N models N ranks per node)")
-    out.append("MPI_Init and MPI_Finalize are outside the runtime's timed window: their cost "
-               "is not in the profile")
+    if rep.get("environment", {}).get("available"):
+        out.append("MPI_Finalize's own teardown, after the profile is written, is not timed "
+                   "(its wait for the last rank is)")
+    else:
+        out.append("no environment records (a profile from an older runtime, or a snapshot): "
+                   "MPI_Init/MPI_Finalize time, CPU binding and OpenMP threads cannot be checked")
     out += [f"profile warning: {w}" for w in rep.get("warnings", [])
             if "all ranks ran on one node" not in w]
     return out

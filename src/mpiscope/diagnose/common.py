@@ -31,6 +31,15 @@ def runtime(rep: dict) -> float:
     return float(stat(rep, "wall")["max"])
 
 
+def job_time(rep: dict) -> float:
+    """The whole job as MPI sees it: the longest MPI_Init + the run (runtime) + the longest
+    wait in MPI_Finalize; the run alone when the profile has no environment records."""
+    env = rep.get("environment") or {}
+    if not env.get("available"):
+        return runtime(rep)
+    return float(env["init"]["max"]) + runtime(rep) + float(env["finalize"]["max"])
+
+
 def pct(seconds: float, rep: dict) -> float:
     t = runtime(rep)
     return 100.0 * seconds / t if t > 0 else 0.0
@@ -45,6 +54,25 @@ def ranks_field(ranks, minmax: tuple[int, int] | None = None) -> dict:
             "list": ranks.tolist() if len(ranks) <= LIST_MAX else None}
 
 
+def all_ranks(prof: Profile) -> dict:
+    """The ranks field of a finding that concerns every rank."""
+    n = prof.nranks
+    return {"count": n, "min_pe": 0, "max_pe": n - 1, "list": None if n > LIST_MAX else list(range(n))}
+
+
+def p2p_by_bucket(rep: dict) -> list[tuple[dict, int]]:
+    """(histogram row, point-to-point calls in it) per size bucket; bucket 0 is left out:
+    0-byte calls (MPI_PROC_NULL at a domain's edge, empty messages) carry nothing."""
+    kinds = {r["name"]: r["kind"] for r in rep["functions"]}
+    return [(h, sum(c for f, c in h["by_function"].items() if kinds.get(f) == "p2p"))
+            for h in rep["histogram"] if h["bucket"] != 0]
+
+
+def p2p_time(rep: dict) -> float:
+    """Point-to-point time per rank (p2p and wait kinds, avg over ranks)."""
+    return sum(r["time_per_rank"]["avg"] for r in rep["functions"] if r["kind"] in ("p2p", "wait"))
+
+
 def ev(label: str, value, unit: str = "") -> dict:
     """One evidence item: a number from the profile that supports the finding."""
     if isinstance(value, (np.integer,)):
@@ -57,8 +85,17 @@ def ev(label: str, value, unit: str = "") -> dict:
 def finding(rule: str, title: str, cost_s: float, rep: dict, ranks: dict,
             evidence: list[dict], fix: str, command: str | None = None) -> dict:
     return {"rule": rule, "title": title, "cost_s": float(max(cost_s, 0.0)),
-            "cost_pct": float(max(pct(cost_s, rep), 0.0)), "ranks": ranks,
+            "cost_pct": float(max(pct(cost_s, rep), 0.0)), "pct_of": "run", "ranks": ranks,
             "evidence": evidence, "fix": fix, "command": command}
+
+
+def of_job(f: dict, rep: dict) -> dict:
+    """The finding with cost_pct as a share of the job (job_time), for costs outside the run
+    (MPI_Init, the wait in MPI_Finalize)."""
+    job = job_time(rep)
+    f["cost_pct"] = 100.0 * f["cost_s"] / job if job > 0 else 0.0
+    f["pct_of"] = "job"
+    return f
 
 
 def worth(cost_s: float, rep: dict, min_pct: float = MIN_COST_PCT) -> bool:
@@ -89,12 +126,49 @@ def negative_useful(prof: Profile, rep: dict) -> bool:
     return float(stat(rep, "compute")["min"]) < 0
 
 
-def program_command(prof: Profile, prefix: str) -> str:
-    """``prefix -- mpirun -n N <program argv>``: the rerun command a fix names."""
+def program_command(prof: Profile, prefix: str, launcher_opts: str = "") -> str:
+    """``prefix -- mpirun [launcher_opts] -n N <program argv>``: the rerun command a fix names."""
     argv = prof.meta.get("argv")
     if not isinstance(argv, list) or not argv:
         argv = [str(prof.meta.get("program") or "./app")]
-    return f"{prefix} -- mpirun -n {prof.nranks} " + " ".join(shlex.quote(str(a)) for a in argv)
+    opts = f"{launcher_opts} " if launcher_opts else ""
+    return f"{prefix} -- mpirun {opts}-n {prof.nranks} " + " ".join(shlex.quote(str(a)) for a in argv)
+
+
+def mpi_family(prof: Profile) -> str:
+    """"openmpi", "mpich", "intel" or "other", from META mpi_library (MPI_Get_library_version)."""
+    lib = str(prof.meta.get("mpi_library") or "")
+    if "Open MPI" in lib:
+        return "openmpi"
+    if "Intel(R) MPI" in lib or "Intel MPI" in lib:
+        return "intel"
+    if "MPICH" in lib:
+        return "mpich"
+    return "other"
+
+
+def env_of(rep: dict) -> dict | None:
+    """The report's environment section when the profile has one (docs/report.md)."""
+    env = rep.get("environment")
+    return env if env and env.get("available") else None
+
+
+# How each launcher binds each rank to its own cores (threads: cores per rank).
+BIND_FLAGS = {"openmpi": ("--bind-to core --map-by core", "--map-by slot:PE={t} --bind-to core"),
+              "mpich": ("-bind-to core", "-bind-to core:{t}"),
+              "intel": ("-genv I_MPI_PIN=1", "-genv I_MPI_PIN_DOMAIN={t}")}
+BIND_ANYWHERE = ("Slurm: srun --cpu-bind=cores (with --cpus-per-task=T for T threads); "
+                 "Open MPI: mpirun --bind-to core (--map-by slot:PE=T); MPICH: mpiexec "
+                 "-bind-to core (-bind-to core:T); Cray: aprun -d T, as seed 001 shows")
+
+
+def bind_command(prof: Profile, threads: int = 1) -> str | None:
+    """The rerun with every rank bound to its own cores (``threads`` per rank), for this MPI."""
+    flags = BIND_FLAGS.get(mpi_family(prof))
+    if not flags:
+        return None
+    opts = flags[0] if threads <= 1 else flags[1].format(t=threads)
+    return program_command(prof, "mpiscope run", opts)
 
 
 def profile_arg(prof: Profile) -> str:

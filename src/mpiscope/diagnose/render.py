@@ -44,7 +44,8 @@ def render(diag: dict, rep: dict, console: Console) -> None:
     for i, f in enumerate(diag["findings"], 1):
         console.print()
         console.print(f"{i}. [{f['rule']}] {f['title']}", style="bold", highlight=False, markup=False)
-        console.print(f"   cost: ~{fmt_time(f['cost_s'])} s ({f['cost_pct']:.1f}% of the run)",
+        console.print(f"   cost: ~{fmt_time(f['cost_s'])} s ({f['cost_pct']:.1f}% of the "
+                      f"{f.get('pct_of', 'run')})",
                       highlight=False, markup=False)
         console.print(f"   ranks: {_ranks(f['ranks'])}", highlight=False, markup=False)
         for e in f["evidence"]:

@@ -121,8 +121,8 @@ def summary_frame(prof: Profile):
     s = prof.summary
     level = s["func"] == fmt.SUMMARY_RANK_LEVEL
     func = np.where(level, "(rank level)", _func_names(prof, np.where(level, 0, s["func"])))
-    metric = np.where(level, np.array(fmt.RANK_METRICS, dtype=object)[
-        np.minimum(s["metric"], len(fmt.RANK_METRICS) - 1)],
+    metric = np.where(level, np.array(fmt.SUMMARY_RANK_METRICS, dtype=object)[
+        np.minimum(s["metric"], len(fmt.SUMMARY_RANK_METRICS) - 1)],
         np.array(fmt.FUNC_METRICS, dtype=object)[np.minimum(s["metric"],
                                                             len(fmt.FUNC_METRICS) - 1)])
     return pd.DataFrame({

@@ -16,6 +16,7 @@ from .mpit import mpit_section
 from .pop import pop_section
 from .snapshot import snapshot_section
 from .by_comm import comm_table
+from .environment import environment_section
 from .functions import function_table, summary_function_table
 from .imbalance import rank_stats, sparse_rank_stats, summary_stats
 
@@ -97,6 +98,7 @@ def build_report(prof: Profile, ppn: int | None = None, top: int = 10,
         "snapshot": snapshot_section(prof),
         "communicators": [] if prof.is_summary else comm_table(prof, mpi_total),
         "mpit": mpit_section(prof),
+        "environment": environment_section(prof),
         "warnings": _warnings(prof, ppn),
     }
     return rep

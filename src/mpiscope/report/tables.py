@@ -254,6 +254,69 @@ def io_table(files: list[dict]) -> Table:
     return t
 
 
+ENV_TIME_ROWS = [("init", "MPI_Init (entry to exit)"), ("init_own", "  of it mpiscope's own setup"),
+                 ("finalize", "MPI_Finalize: wait for the last rank"),
+                 ("cpu_time", "CPU time (user + system)")]
+
+
+def environment_table(env: dict) -> Table:
+    t = _table("Environment: MPI_Init, MPI_Finalize and CPU time (seconds per rank)", "", "min",
+               "max", "avg", "minPE", "maxPE", "imb.")
+    for key, label in ENV_TIME_ROWS:
+        t.add_row(label, *_stat_cells(env[key]))
+    return t
+
+
+def _range(s: dict) -> str:
+    lo, hi = s["min"], s["max"]
+    return f"{lo:g}" if lo == hi else f"{lo:g}-{hi:g}"
+
+
+def environment_lines(env: dict, nranks: int) -> list[str]:
+    """OpenMP, CPUs, binding problems and the variables set, one fact per line."""
+    lines = []
+    omp = "" if env["openmp_ranks"] is None else \
+        f"OpenMP runtime loaded on {env['openmp_ranks']:,} of {nranks:,} rank(s); "
+    lines.append(f"{omp}CPUs in a rank's affinity mask: {_range(env['ncpus'])}; threads per "
+                 f"rank: {_range(env['threads'])}; threads per CPU (max): {env['load']['max']:.2g}")
+    for key, what in (("unbound_ranks", "unbound (free to run on every CPU of a shared node)"),
+                      ("overlap_ranks", "bound to CPUs another bound rank of their node uses"),
+                      ("oversub_ranks", "running more OpenMP threads than CPUs in their mask")):
+        if env[key]:
+            lines.append(f"{env[key]:,} rank(s) {what}")
+    var = env["variables"]
+    if var["all_ranks"]:
+        lines.append("Variables set on every rank: " + " ".join(
+            _word(f"{k}={v}") for k, v in var["all_ranks"].items()))
+    for d in var["differing"]:
+        vals = ", ".join(_word(v) + ("" if n is None else f" ({n:,} ranks)")
+                         for v, n in d["values"].items())
+        lines.append(f"Differs between ranks: {d['name']}: {vals}")
+    if not var["all_ranks"] and not var["differing"]:
+        lines.append("No MPI or OpenMP tuning variable set (MPICH_*, MPIR_CVAR_*, OMPI_MCA_*, "
+                     "UCX_*, I_MPI_*, FI_*, OMP_*, GOMP_*, KMP_*)")
+    if env["source"] == "summary":
+        lines.append("Summary mode: CPU lists seen " + (", ".join(env["cpu_lists"]) or NA)
+                     + "; which rank had which needs a full-mode profile")
+    return lines
+
+
+def affinity_table(env: dict) -> Table:
+    shown = len(env["nodes"])
+    more = "" if shown == env["nodes_total"] else f", {shown} of {env['nodes_total']:,} nodes"
+    t = _table(f"CPU affinity per node (ranks -> CPUs{more})", "node", "host", "ranks",
+               "masks (ranks: CPUs x threads)", "unbound", "overlap", "threads/CPU")
+    for n in env["nodes"]:
+        masks = "; ".join(f"{g['ranks']}: {g['cpus'] or '?'}" + (f" x{g['threads']}" if
+                                                                  g["threads"] != 1 else "")
+                          for g in n["groups"])
+        if n["groups_total"] > len(n["groups"]):
+            masks += f"; ... ({n['groups_total']} masks)"
+        t.add_row(str(n["node"]), n["hostname"] or NA, fmt_count(n["ranks"]), masks,
+                  fmt_count(n["unbound"]), fmt_count(n["overlap"]), f"{n['load_max']:.2g}")
+    return t
+
+
 def render(rep: dict, console: Console, by_comm: bool = False) -> None:
     """Print every section of the report ``rep`` on ``console`` (and the
     per-communicator table with ``by_comm``)."""
@@ -301,3 +364,10 @@ def render(rep: dict, console: Console, by_comm: bool = False) -> None:
                                          "(exclusive of nested regions)"))
     if rep["io_files"]:
         console.print(io_table(rep["io_files"]))
+    env = rep.get("environment")
+    if env and env["available"]:
+        console.print(environment_table(env))
+        for line in environment_lines(env, rep["profile"]["nranks"]):
+            console.print(line, highlight=False)
+        if env["nodes"]:
+            console.print(affinity_table(env))

@@ -1,0 +1,64 @@
+"""cpu-overlap: bound ranks of one node pinned to the same CPUs (seed 001: "multiple threads
+spawned on the same core, which can be disastrous").
+
+The runtime compares the affinity masks of each node's ranks at MPI_Init and records, per rank,
+how many other bound ranks share a CPU with it and how many threads compete for its CPUs
+(``load``: threads per CPU, each rank's threads spread evenly over its mask). A rank whose
+CPUs carry ``load`` > 1 threads per CPU computes at most 1/load as fast as on CPUs of its own.
+Cost = the largest compute time of an overlapping rank x (1 - 1/load): what the slowest of
+them would save with CPUs of its own (the others wait for it). Unbound ranks are the
+unbound-ranks rule's, not this one's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..profile import Profile
+from ..report.environment import env_values
+from .common import (BIND_ANYWHERE, MIN_COST_PCT, bind_command, env_of, ev, finding, ranks_field,
+                     stat, worth)
+
+RULE = "cpu-overlap"
+
+
+def rule(prof: Profile, rep: dict) -> list[dict]:
+    env = env_of(rep)
+    if not env or not env["overlap_ranks"]:
+        return []
+    comp = stat(rep, "compute")
+    if prof.is_summary:
+        # the runtime's reductions: the most crowded rank, and the slowest rank's compute
+        load = float(env["load"]["max"])
+        cost = float(comp["max"]) * (1.0 - 1.0 / max(load, 1.0))
+        ranks = ranks_field([env["load"]["max_pe"]])
+        evidence = [ev("ranks sharing a CPU with another bound rank of their node",
+                       env["overlap_ranks"], ""),
+                    ev(f"threads per CPU, most crowded rank ({env['load']['max_pe']})", load, "x")]
+    else:
+        v = env_values(prof)
+        over = np.flatnonzero(v["overlap"] > 0)
+        compute = prof.rank_metric("compute")[over]
+        slowdown = 1.0 - 1.0 / np.maximum(v["load"][over], 1.0)
+        cost = float((np.maximum(compute, 0.0) * slowdown).max())
+        ranks = ranks_field(over)
+        e = prof.env
+        r = int(over[0])
+        cpus = prof.environment["cpus"].get(int(e["cpus"][r]), "?")
+        wall = prof.ranks["wall"][over]
+        share = float(np.divide(e["cpu_time"][over], wall * np.maximum(e["threads"][over], 1),
+                                out=np.zeros(len(over)), where=wall > 0).mean())
+        evidence = [ev(f"rank {r} shares CPUs {cpus} with rank {int(e['overlap_rank'][r])}",
+                       int(e["overlap"][r]) + 1, "ranks"),
+                    ev("ranks sharing a CPU with another bound rank of their node", len(over), ""),
+                    ev("threads per CPU on their CPUs (max)", float(v["load"][over].max()), "x"),
+                    ev("CPU time they got per thread, share of their wall time (avg)",
+                       100.0 * share, "%")]
+    if not worth(cost, rep, MIN_COST_PCT):
+        return []
+    return [finding(RULE, f"Ranks pinned to the same CPUs: {env['overlap_ranks']:,} bound "
+                    f"rank(s) share CPUs with another rank of their node", cost, rep, ranks,
+                    evidence,
+                    "Give every rank CPUs of its own: bind with the launcher instead of a "
+                    "wrapper that pins every rank alike (taskset, numactl), e.g. "
+                    + BIND_ANYWHERE + ".", bind_command(prof))]
