@@ -155,6 +155,26 @@ def test_mpi4_families_counted_once_exactly(runner):  # noqa: F811
     assert fn(rows["idup of world"], "MPI_Allreduce_c")["calls"] == prof.nranks, sorted(rows)
 
 
+def fortran_mpi4_f08(P: int, polls: dict) -> Expect:
+    e = Expect(P)
+    for r in range(P):
+        e.call(r, "MPI_Barrier_init").call(r, "MPI_Start").call(r, "MPI_Wait", calls=2)
+        e.call(r, "MPI_Precv_init").call(r, "MPI_Psend_init")
+        e.call(r, "MPI_Startall", 128, 128, calls=2).msg(r, (r + 1) % P, 128, msgs=2)
+        e.call(r, "MPI_Pready").call(r, "MPI_Pready_range").call(r, "MPI_Pready_list")
+        e.poll(r, "MPI_Parrived", polls).call(r, "MPI_Waitall", calls=2)
+        e.call(r, "MPI_Comm_idup_with_info").call(r, "MPI_Allreduce", 4, 4)
+    return e
+
+
+def test_mpi_f08_mpi4_routines_counted_once(runner):  # noqa: F811
+    """use mpi_f08 on MPICH: the buffer-less MPI-4 routines (MPI_Barrier_init,
+    MPI_Pready*, MPI_Parrived, MPI_Comm_idup_with_info) call PMPI_ directly and
+    are counted by generated Fortran wrappers; the others (MPI_Psend_init...)
+    reach the C wrappers. Each once."""
+    check_program(runner, "mpich", "fortran_mpi4_f08", fortran_mpi4_f08)
+
+
 BIG = 2**31 + 8
 
 

@@ -16,6 +16,7 @@ if(MPISCOPE_IMPL STREQUAL "openmpi" OR MPISCOPE_IMPL STREQUAL "mpich")
     COMMAND ${Python3_EXECUTABLE} ${_mpiscope_fdir}/gen_fortran.py
             --impl ${MPISCOPE_IMPL} --list ${_mpiscope_fdir}/../wrappers/functions.py
             --out ${_mpiscope_fgen} --symbols ${_mpiscope_fsyms}
+            --mpicc ${CMAKE_C_COMPILER}
     DEPENDS ${_mpiscope_fdir}/gen_fortran.py ${_mpiscope_flist}
     COMMENT "mpiscope: generating Fortran wrappers for ${MPISCOPE_IMPL}"
     VERBATIM)

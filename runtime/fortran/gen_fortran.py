@@ -19,10 +19,11 @@ reaches C (docs/fortran.md has the evidence):
     count: no wrapper (a second one would count twice). mpi_f08's routines
     without a choice buffer (mpi_wait_f08_, mpi_init_f08_, ...) call PMPI_*
     directly: those get their _f08_ symbol.
-MPI-4 entries of the list (large-count MPI_X_c, MPI_Isendrecv, partitioned,
-persistent collectives) get no Fortran wrapper: the C wrappers exist only
-where mpi.h declares them, and MPICH's Fortran layer calls the C functions
-for all but mpi_f08's routines without a choice buffer (docs/fortran.md).
+MPI-4 entries of the list are read only with --mpicc and where that MPI's
+mpi.h declares them (as for the C wrappers); on MPICH that gives mpi_f08's
+buffer-less MPI-4 routines (mpi_pready_f08_...) their wrapper, the rest
+reaching the C wrappers. Large-count MPI_X_c get no Fortran wrapper
+(docs/fortran.md, "MPI-4").
 MPI_Pcontrol is written by hand (fortran_pcontrol.c): its name argument is
 IPM's extension, not a rule of this generator.
 
@@ -98,20 +99,22 @@ def parse_prototype(proto: str) -> Function:
     return Function(m.group(1), tuple(params))
 
 
-def load_functions(list_module: Path) -> list[Function]:
-    """The wrapped functions, read through runtime/wrappers/functions.py's load(), without
-    its MPI-4 entries (docs/fortran.md, "MPI-4": on MPICH the Fortran layer
-    reaches most of them through the C wrappers; Open MPI 4.1 has none)."""
+def load_functions(list_module: Path, mpicc: str | None = None) -> list[Function]:
+    """The wrapped functions, read through runtime/wrappers/functions.py's load().
+    MPI-4 entries only with mpicc, where that MPI's mpi.h declares them (the C
+    wrappers exist only there: gen_wrappers.mpi_declared), and never the
+    large-count MPI_X_c (docs/fortran.md, "MPI-4")."""
     spec = importlib.util.spec_from_file_location("mpiscope_functions", list_module)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
-    out = []
-    for entry in mod.load():
-        if getattr(entry, "mpi4", False):
-            continue
-        out.append(parse_prototype(prototype_of(entry)))
-    return out
+    declared = set()
+    if mpicc:
+        sys.path.insert(0, str(list_module.parent))
+        from gen_wrappers import mpi_declared
+        declared = mpi_declared(mod, mpicc)
+    return [parse_prototype(prototype_of(entry)) for entry in mod.load(declared=declared)
+            if not (getattr(entry, "mpi4", False) and entry.name.endswith("_c"))]
 
 
 def prototype_of(entry) -> str:
@@ -351,8 +354,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="the module whose load() returns the wrapped functions")
     ap.add_argument("--symbols", type=Path,
                     help="also write 'function symbol...' lines (and '# not wrapped' lines)")
+    ap.add_argument("--mpicc", help="the MPI's C compiler: its mpi.h says which MPI-4 functions exist")
     args = ap.parse_args(argv)
-    functions = load_functions(args.list)
+    functions = load_functions(args.list, args.mpicc)
     source, wrapped, skipped = generate(functions, args.impl)
     write_if_changed(args.out, source)
     if args.symbols:

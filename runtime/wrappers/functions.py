@@ -57,8 +57,8 @@ set gen_wrappers.py finds by preprocessing mpi.h with the MPI's compiler
 the whole list (the tests' and exports_diff.py's view).
 
 This module is imported by runtime/wrappers/gen_wrappers.py (C wrappers) and
-runtime/fortran/gen_fortran.py (Fortran-symbol wrappers; it leaves MPI-4
-entries out, docs/fortran.md); load() is the API.
+runtime/fortran/gen_fortran.py (Fortran-symbol wrappers, with the same
+detection and no _c, docs/fortran.md); load() is the API.
 """
 
 from __future__ import annotations
