@@ -88,6 +88,20 @@ else
   say "mpiscope in $venv is up to date"
 fi
 
+# --- mpi4py's own test suite -------------------------------------------------
+# tests/test_reliability_mpi4py.py and perf/reliability/mpi4py_matrix.py run
+# the suite from the sdist of the mpi4py installed above; it is cached in
+# build/ (never copied into the tree). --no-binary mpi4py: its sdist, while pip
+# may read its metadata with wheels of its build requirements.
+mpi4py_version=$("$py" -c "import importlib.metadata as m; print(m.version('mpi4py'))")
+suite=$repo/build/mpi4py-tests
+if [ ! -f "$suite/mpi4py-$mpi4py_version/test/main.py" ]; then
+  say "fetching mpi4py $mpi4py_version's test suite into $suite"
+  mkdir -p "$suite"
+  "${pip[@]}" download --no-binary mpi4py --no-deps "mpi4py==$mpi4py_version" -d "$suite"
+  tar -xzf "$suite/mpi4py-$mpi4py_version.tar.gz" -C "$suite"
+fi
+
 say "done: $("$venv/bin/mpiscope" --version) in $venv"
 say "use it with: source .venv/bin/activate   (or run .venv/bin/mpiscope)"
 if [ $demo = 1 ]; then

@@ -2,9 +2,6 @@ import pytest
 
 import mpitest
 
-# mpi4py's own tests, run under mpirun by test_reliability_mpi4py.py, not by pytest.
-collect_ignore = ["mpi4py_suite"]
-
 
 def pytest_generate_tests(metafunc):
     # Any test taking `impl` runs once per MPI implementation mpiscope was built for.

@@ -21,8 +21,10 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import signal
 import struct
+import time
 import tracemalloc
 from pathlib import Path
 
@@ -36,6 +38,7 @@ READERS = [
     ("report", ["report", "{p}"]),
     ("report --json", ["report", "--json", "{p}"]),
     ("report --ppn 2 --region", ["report", "--ppn", "2", "--region", "halo", "{p}"]),
+    ("report --by-comm", ["report", "--by-comm", "{p}"]),
     ("place from-profile", ["place", "from-profile", "{p}", "-n", "2", "-o", "{out}"]),
     ("place aggregators", ["place", "aggregators", "{p}", "--json"]),
     ("diagnose", ["diagnose", "{p}"]),
@@ -308,8 +311,9 @@ def memory_bound(file_bytes: int, good_peak: int) -> int:
 
 
 def check_case(name: str, template: list[str], path: Path, good: Path, out: Path,
-               good_peak: int, measure: bool = True) -> str:
-    """Run one reader on one file; return "result" or "error", or raise AssertionError."""
+               good_peak: int, measure: bool = True, detail: bool = False):
+    """Run one reader on one file; return "result" or "error" (with ``detail``:
+    and the peak allocation and the error line), or raise AssertionError."""
     argv = [a.format(p=path, good=good, out=out) for a in template]
     if out.exists():
         out.unlink()
@@ -328,7 +332,7 @@ def check_case(name: str, template: list[str], path: Path, good: Path, out: Path
     size = path.stat().st_size if path.exists() else 0
     assert peak <= memory_bound(size, good_peak), \
         f"{name} on {path}: {peak} bytes allocated for a {size}-byte file"
-    return outcome
+    return (outcome, peak, lines[0] if rc else "") if detail else outcome
 
 
 # Mutators whose files claim sizes the reader might believe: memory is measured
@@ -336,37 +340,137 @@ def check_case(name: str, template: list[str], path: Path, good: Path, out: Path
 ALWAYS_MEASURED = {"huge_count", "outside", "header_values", "meta_not_json"}
 
 
-def fuzz(tmp: Path, cases: int, seed: int, readers=READERS, on_case=None) -> dict:
-    """``cases`` mutated files, each through every reader; outcome counts per reader.
-    The file of a failing case is kept (case-N-MUTATOR.mpiscope)."""
-    rng = np.random.default_rng(seed)
-    bases = base_profiles(tmp)
+def mutate(datas: list[bytes], seed: int, i: int) -> tuple[str, bytes]:
+    """Case ``i`` of a run: (mutator name, mutated bytes); the same for the same
+    (seed, i) whichever worker makes it."""
+    rng = np.random.default_rng([seed, i])
+    m = MUTATORS[i % len(MUTATORS)]
+    return m.__name__, m(datas[int(rng.integers(0, len(datas)))], rng)
+
+
+def cli_subprocess(argv: list[str]) -> tuple[int, str]:
+    """(exit code, stderr) of the same command as a real ``mpiscope`` process."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "mpiscope.cli", *argv], capture_output=True,
+                          text=True, timeout=WALL_SECONDS)
+    return proc.returncode, proc.stderr
+
+
+def _new_stats(readers) -> dict:
+    stats = {name: {"result": 0, "error": 0, "cpu_max_s": 0.0, "peak_max": 0,
+                    "peak_max_file_bytes": 0, "peak_per_file_byte_max": 0.0, "measured": 0,
+                    "subprocess_same": 0} for name, _ in readers}
+    stats["mutators"] = {m.__name__: 0 for m in MUTATORS}
+    return stats
+
+
+def _merge_stats(into: dict, part: dict) -> None:
+    for name, st in part.items():
+        if name == "mutators":
+            for m, k in st.items():
+                into[name][m] += k
+            continue
+        t = into[name]
+        for k in ("result", "error", "measured", "subprocess_same"):
+            t[k] += st[k]
+        t["cpu_max_s"] = max(t["cpu_max_s"], st["cpu_max_s"])
+        t["peak_per_file_byte_max"] = max(t["peak_per_file_byte_max"], st["peak_per_file_byte_max"])
+        if st["peak_max"] > t["peak_max"]:
+            t["peak_max"], t["peak_max_file_bytes"] = st["peak_max"], st["peak_max_file_bytes"]
+
+
+def _worker(tmp: Path, bases: list[Path], indices, seed: int, readers, peaks: dict,
+            cli_every: int, progress) -> dict:
+    """Run the cases ``indices`` in this process; the stats, or raise with the
+    failing file kept (case-N-MUTATOR.mpiscope)."""
     datas = [b.read_bytes() for b in bases]
     out = tmp / "out.txt"
+    path = tmp / "case.mpiscope"
+    stats = _new_stats(readers)
+    for done, i in enumerate(indices, 1):
+        mname, data = mutate(datas, seed, i)
+        path.write_bytes(data)
+        stats["mutators"][mname] += 1
+        measure = mname in ALWAYS_MEASURED or i % 5 == 0
+        for name, template in readers:
+            st = stats[name]
+            try:
+                cpu0 = time.process_time()
+                outcome, peak, line = check_case(name, template, path, bases[0], out,
+                                                 peaks[name], measure, detail=True)
+                st["cpu_max_s"] = max(st["cpu_max_s"], time.process_time() - cpu0)
+                st[outcome] += 1
+                if measure:
+                    st["measured"] += 1
+                    st["peak_per_file_byte_max"] = max(st["peak_per_file_byte_max"],
+                                                       peak / max(len(data), 1))
+                    if peak > st["peak_max"]:
+                        st["peak_max"], st["peak_max_file_bytes"] = peak, len(data)
+                if cli_every and i % cli_every == 0:
+                    argv = [a.format(p=path, good=bases[0], out=out) for a in template]
+                    out.unlink(missing_ok=True)
+                    rc, err = cli_subprocess(argv)
+                    assert (rc == 0) == (outcome == "result") and (
+                        rc == 0 or err.strip() == line), \
+                        f"{name} on {path}: in-process {outcome} {line!r}, as a process " \
+                        f"exit {rc}: {err[-2000:]!r}"
+                    st["subprocess_same"] += 1
+            except BaseException:  # an assertion, or a traceback that escaped the command
+                kept = tmp / f"case-{i}-{mname}.mpiscope"
+                kept.write_bytes(data)
+                raise
+        if progress:
+            progress(done)
+    return stats
+
+
+def _progress(done: int) -> None:
+    if done % 100 == 0:
+        print(f"worker {os.getpid()}: {done} cases", flush=True)
+
+
+def reader_peaks(tmp: Path, bases: list[Path], readers=READERS) -> dict:
+    """Every reader on the intact files: a result (or a one-line error), and the
+    peak it allocates, which memory_bound scales."""
+    out = tmp / "out.txt"
     peaks = {}
-    for name, template in readers:  # the intact files: every reader gives a result
+    for name, template in readers:
         for b in bases:
             rc, _, stderr, peak = run_reader([a.format(p=b, good=bases[0], out=out)
                                               for a in template])
             assert rc == 0 or stderr.startswith("mpiscope: error: "), (name, b, stderr)
             peaks[name] = max(peaks.get(name, 0), peak)
-    counts = {name: {"result": 0, "error": 0} for name, _ in readers}
-    counts["mutators"] = {m.__name__: 0 for m in MUTATORS}
-    path = tmp / "case.mpiscope"
-    for i in range(cases):
-        m = MUTATORS[i % len(MUTATORS)]
-        data = datas[int(rng.integers(0, len(datas)))]
-        path.write_bytes(m(data, rng))
-        counts["mutators"][m.__name__] += 1
-        for name, template in readers:
-            try:
-                measure = m.__name__ in ALWAYS_MEASURED or i % 5 == 0
-                counts[name][check_case(name, template, path, bases[0], out, peaks[name],
-                                        measure)] += 1
-            except Exception:  # an assertion, or a traceback that escaped the command
-                kept = tmp / f"case-{i}-{m.__name__}.mpiscope"
-                kept.write_bytes(path.read_bytes())
-                raise
-        if on_case:
-            on_case(i)
-    return counts
+    return peaks
+
+
+def fuzz(tmp: Path, cases: int, seed: int, readers=READERS, on_case=None, workers: int = 1,
+         bases: list[Path] | None = None, cli_every: int = 0) -> dict:
+    """``cases`` mutated files, each through every reader, in ``workers`` forked
+    processes; outcome counts, the most CPU one command took and the largest
+    allocation measured, per reader. Every ``cli_every``-th case (0: none) also
+    runs each command as a real process: the same exit code and error line.
+    ``bases``: the intact profiles to mutate (default: base_profiles)."""
+    bases = bases or base_profiles(tmp)
+    peaks = reader_peaks(tmp, bases, readers)
+    if workers <= 1:
+        stats = _worker(tmp, bases, range(cases), seed, readers, peaks, cli_every,
+                        on_case and (lambda done: on_case(done - 1)))
+    else:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            jobs = []
+            for w in range(workers):
+                sub = tmp / f"worker{w}"
+                sub.mkdir(exist_ok=True)
+                jobs.append(pool.apply_async(_worker, (sub, bases, range(w, cases, workers),
+                                                       seed, readers, peaks, cli_every,
+                                                       _progress if on_case else None)))
+            stats = _new_stats(readers)
+            for job in jobs:
+                _merge_stats(stats, job.get())
+    for name, peak in peaks.items():
+        stats[name]["intact_peak"] = peak
+    return stats

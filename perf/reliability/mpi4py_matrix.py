@@ -1,7 +1,8 @@
 """mpi4py's own test suite with and without the mpiscope runtime preloaded.
 
     python3 perf/reliability/mpi4py_matrix.py [--work DIR] [--impl openmpi,mpich]
-        [--include REGEX ...] [--timeout S] [--out results.jsonl]
+        [--include REGEX ...] [--exclude REGEX ...] [--timeout S] [--out results.jsonl]
+    python3 perf/reliability/mpi4py_matrix.py --fetch   # only fetch the suite
 
 For each MPI (Open MPI at 1, 2, 3, 4 ranks; MPICH at 1, 2 ranks) the suite
 runs once without the runtime (the baseline) and three times under
@@ -13,7 +14,8 @@ one profile of the job (spawned child jobs may add their own, each readable)
 that ``mpiscope report --json`` reads with the right number of ranks.
 
 The suite comes from mpi4py's source distribution, the version installed
-here (``pip download --no-binary :all: --no-deps mpi4py==<version>``).
+here, fetched once into ``build/mpi4py-tests/`` (``scripts/setup.sh`` does it,
+or this script: ``fetch_command``); nothing of it is kept in the tree.
 Open MPI runs use the installed mpi4py; MPICH runs use mpi4py built from
 that sdist against MPICH (``MPICC=mpicc.mpich``) in a venv under --work.
 Each finished run appends one JSON line to --out, so an interrupted matrix
@@ -28,9 +30,10 @@ import argparse
 import importlib.metadata
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 
@@ -45,17 +48,30 @@ CONFIGS = {"none": None, "default": [], "sync": ["--sync"], "summary": ["--mode"
 RUNNER = Path(__file__).resolve().parent / "mpi4py_rank.py"
 
 
-def fetch_suite(work: Path) -> Path:
-    """The test/ directory of the sdist of the installed mpi4py version."""
-    version = importlib.metadata.version("mpi4py")
-    src = work / f"mpi4py-{version}"
+SUITE_CACHE = REPO / "build" / "mpi4py-tests"
+
+
+def fetch_command(version: str, cache: Path = SUITE_CACHE) -> str:
+    """The shell command that puts mpi4py ``version``'s sdist, unpacked, in ``cache``
+    (scripts/setup.sh runs the same). ``--no-binary mpi4py``: the sdist, while
+    pip may still take its build requirements as wheels to read its metadata."""
+    return (f"{shlex.quote(sys.executable)} -m pip download --no-binary mpi4py --no-deps "
+            f"mpi4py=={version} -d {shlex.quote(str(cache))} && tar -xzf "
+            f"{shlex.quote(str(cache / f'mpi4py-{version}.tar.gz'))} -C {shlex.quote(str(cache))}")
+
+
+def suite_source(cache: Path = SUITE_CACHE) -> Path:
+    """Where the unpacked sdist of the installed mpi4py is (its test/ inside)."""
+    return cache / f"mpi4py-{importlib.metadata.version('mpi4py')}"
+
+
+def fetch_suite(cache: Path = SUITE_CACHE) -> Path:
+    """The unpacked sdist of the installed mpi4py version, fetched if absent."""
+    src = suite_source(cache)
     if not (src / "test" / "main.py").exists():
-        sdist = work / f"mpi4py-{version}.tar.gz"
-        if not sdist.exists():
-            subprocess.run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:",
-                            "--no-deps", f"mpi4py=={version}", "-d", str(work)], check=True)
-        with tarfile.open(sdist) as tar:
-            tar.extractall(work, filter="data")
+        cache.mkdir(parents=True, exist_ok=True)
+        subprocess.run(fetch_command(importlib.metadata.version("mpi4py"), cache), shell=True,
+                       check=True)
     return src
 
 
@@ -97,14 +113,15 @@ def profiles_ok(rundir: Path, n: int) -> tuple[bool, str]:
 
 
 def run_one(impl: str, n: int, config: str, py: str, src: Path, work: Path,
-            include: list[str], timeout: float, tries: int = 2) -> dict:
+            select: list[str], timeout: float, tries: int = 2) -> dict:
     """One launch; a launch that hangs (Open MPI 4.1's spawn sometimes never
     finishes a child's MPI_Init on a loaded machine, with or without the
     runtime) is killed after ``timeout`` s and tried again, up to ``tries``
-    times; the row records every attempt's exit code."""
+    times; the row records every attempt's exit code. ``select``: mpi4py's
+    main.py options that choose modules (``-i REGEX``, ``-e REGEX``)."""
     attempts = []
     for _ in range(tries):
-        row = _launch(impl, n, config, py, src, work, include, timeout)
+        row = _launch(impl, n, config, py, src, work, select, timeout)
         attempts.append(row["rc"])
         if row["rc"] != "hung":
             break
@@ -113,21 +130,21 @@ def run_one(impl: str, n: int, config: str, py: str, src: Path, work: Path,
 
 
 def _launch(impl: str, n: int, config: str, py: str, src: Path, work: Path,
-            include: list[str], timeout: float) -> dict:
+            select: list[str], timeout: float) -> dict:
     rundir = work / "runs" / f"{impl}-{n}-{config}"
-    if rundir.exists():
-        for f in rundir.iterdir():
-            f.unlink()
-    rundir.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(rundir, ignore_errors=True)   # a killed run may have left a snapshot spool
+    rundir.mkdir(parents=True)
     prefix = rundir / "outcome"
-    cmd = [*launcher(impl, n), py, str(RUNNER), str(src / "test"), str(prefix)]
-    for pattern in include:
-        cmd += ["-i", pattern]
+    cmd = [*launcher(impl, n), py, str(RUNNER), str(src / "test"), str(prefix), *select]
     if CONFIGS[config] is not None:
         cmd = mpiscope_cmd("run", "--mpi", impl, "--dir", str(rundir), *CONFIGS[config],
                            "--", *cmd)
     t0 = time.time()
-    rc, _, err = run_killable(cmd, rundir, mpi_env({"MPISCOPE_DIR": str(rundir)}), timeout)
+    env = mpi_env({"MPISCOPE_DIR": str(rundir)})
+    # The workers mpi4py.futures spawns (test_futures, test_util_pool) unpickle
+    # the tests' functions: they import the test modules from this path.
+    env["PYTHONPATH"] = os.pathsep.join([str(src / "test"), env["PYTHONPATH"]])
+    rc, _, err = run_killable(cmd, rundir, env, timeout)
     rc, tail = ("hung" if rc == HUNG else rc), err[-3000:]
     outcomes: dict[str, list[str]] = {}
     for rank in range(n):
@@ -187,7 +204,12 @@ def main() -> int:
     ap.add_argument("--impl", default="openmpi,mpich")
     ap.add_argument("--ranks", default=None, help="comma list, overrides the defaults")
     ap.add_argument("--configs", default="none,default,sync,summary")
-    ap.add_argument("--include", action="append", default=[])
+    ap.add_argument("--include", action="append", default=[],
+                    help="only test modules matching REGEX (mpi4py's -i)")
+    ap.add_argument("--exclude", action="append", default=[],
+                    help="leave out test modules matching REGEX (mpi4py's -e)")
+    ap.add_argument("--fetch", action="store_true",
+                    help="only fetch the suite into build/mpi4py-tests/ and exit")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per launch")
     ap.add_argument("--out", default=None, help="results file (default WORK/results.jsonl)")
     ap.add_argument("--table", metavar="RESULTS", help="print the table of a results file")
@@ -199,7 +221,12 @@ def main() -> int:
     work = Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
     out = Path(args.out or work / "results.jsonl")
-    src = fetch_suite(work)
+    src = fetch_suite()
+    if args.fetch:
+        print(src / "test")
+        return 0
+    select = [a for p in args.include for a in ("-i", p)] + \
+             [a for p in args.exclude for a in ("-e", p)]
     failed = 0
     impls = args.impl.split(",")
     pythons = {impl: python_for(impl, work, src) for impl in impls}
@@ -211,7 +238,7 @@ def main() -> int:
         py = pythons[impl]
         base = None
         for config in args.configs.split(","):
-            row = run_one(impl, n, config, py, src, work, args.include, args.timeout)
+            row = run_one(impl, n, config, py, src, work, select, args.timeout)
             if config == "none":
                 base = row
             else:

@@ -13,11 +13,6 @@ import json
 import sys
 import unittest
 
-testdir, outprefix, *rest = sys.argv[1:]
-sys.path.insert(0, testdir)
-sys.dont_write_bytecode = True
-import main as mpi4py_main  # noqa: E402  (mpi4py's test/main.py)
-
 
 class Recording(unittest.TextTestResult):
     def __init__(self, *args, **kwargs):
@@ -54,21 +49,33 @@ class Recording(unittest.TextTestResult):
             self.outcome[test.id()] = "fail"
 
 
-class Program(mpi4py_main.TestProgram):
-    def runTests(self):
-        self.testRunner = unittest.TextTestRunner(resultclass=Recording, verbosity=0,
-                                                  stream=sys.stderr)
-        try:
-            super().runTests()
-        except SystemExit as e:
-            code = e.code
-        else:
-            code = 0
-        from mpi4py import MPI
-        rank = MPI.COMM_WORLD.Get_rank()
-        with open(f"{outprefix}.{rank}.json", "w") as f:
-            json.dump(self.result.outcome, f, indent=0, sort_keys=True)
-        sys.exit(code)
+def main() -> None:
+    testdir, outprefix, *rest = sys.argv[1:]
+    sys.path.insert(0, testdir)
+    sys.dont_write_bytecode = True
+    import main as mpi4py_main  # mpi4py's test/main.py
+
+    class Program(mpi4py_main.TestProgram):
+        def runTests(self):
+            self.testRunner = unittest.TextTestRunner(resultclass=Recording, verbosity=0,
+                                                      stream=sys.stderr)
+            try:
+                super().runTests()
+            except SystemExit as e:
+                code = e.code
+            else:
+                code = 0
+            from mpi4py import MPI
+            rank = MPI.COMM_WORLD.Get_rank()
+            with open(f"{outprefix}.{rank}.json", "w") as f:
+                json.dump(self.result.outcome, f, indent=0, sort_keys=True)
+            sys.exit(code)
+
+    Program(module=None, argv=[sys.argv[0], *rest])
 
 
-Program(module=None, argv=[sys.argv[0], *rest])
+# The workers mpi4py.futures spawns (test_futures, test_util_pool) run this
+# script again as "__worker__", without its arguments: only the suite's own
+# processes run the suite.
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""Dynamic processes under the runtime (tests/programs/spawn.c): a job that
+spawns child jobs one after the other. With and without `mpiscope run` the
+program prints the same lines and exits 0; the parent job writes one profile
+(its MPI_Comm_spawn and MPI_Comm_disconnect counted on every rank), each
+child job writes its own (the child's MPI_Send of one int to the parent
+counted), and no file is written twice or over another."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+import mpitest
+from mpiscope import read
+from profile_expect import HUNG, program_path, run_killable
+
+ROUNDS, CHILDREN = 3, 2
+# MPICH busy-polls: the parent job and a child job share the 2 cores, so 1 rank each.
+PARENT_RANKS = {"openmpi": 2, "mpich": 1}
+
+
+def _lines(out: str) -> list[str]:
+    """The program's own lines, without the spawn times."""
+    return sorted(re.sub(r"spawn [0-9.]+ s", "spawn", ln) for ln in out.splitlines()
+                  if ln.startswith(("rank ", "ok:", "FAILED")))
+
+
+def _calls(prof, func: str) -> np.ndarray:
+    """Calls of func per rank, over every region."""
+    out = np.zeros(prof.nranks, np.int64)
+    if func in prof.functions:
+        sel = prof.funcs[prof.funcs["func"] == prof.func_id(func)]
+        np.add.at(out, sel["rank"].astype(np.int64), sel["calls"].astype(np.int64))
+    return out
+
+
+def test_spawned_jobs_write_their_own_profiles(impl, tmp_path):
+    n = PARENT_RANKS[impl]
+    children = CHILDREN if impl == "openmpi" else 1
+    launch = [*mpitest.launcher(impl, n), program_path(impl, "spawn"), str(ROUNDS), str(children)]
+    plain = run_killable(launch, tmp_path, mpitest.mpi_env(), 300)
+    out = tmp_path / "profiles"
+    cmd = mpitest.mpiscope_cmd("run", "--mpi", impl, "--dir", str(out), "--", *launch)
+    rc, stdout, stderr = run_killable(cmd, tmp_path, mpitest.mpi_env(), 300)
+    assert plain[0] != HUNG and rc != HUNG, (plain[2][-3000:], stderr[-3000:])
+    if impl == "mpich":
+        # MPICH 4.0.2's hydra here refuses every spawn, with or without the
+        # runtime (docs/runtime.md "Dynamic processes"): the same error, the
+        # same exit code, no profile of a job that never reached MPI_Finalize.
+        refused = "MPID_Comm_spawn_multiple(86): Error in spawn call"
+        assert refused in plain[2] and refused in stderr, (plain[2][-3000:], stderr[-3000:])
+        assert rc == plain[0] != 0
+        assert not list(out.glob("*.mpiscope"))
+        return
+    assert plain[0] == 0, plain[2][-3000:]
+    assert rc == 0, stderr[-3000:]
+    assert _lines(stdout) == _lines(plain[1])
+    assert f"ok: {ROUNDS} rounds of {children} children from {n} ranks" in stdout
+
+    files = sorted(out.glob("*.mpiscope"))
+    named = re.findall(r"^mpiscope: profile: (\S+)$", stderr, re.M)
+    assert sorted(named) == [str(f) for f in files], stderr[-3000:]
+    profs = [read(f) for f in files]
+    parents = [p for p in profs if "child" not in (p.meta.get("argv") or [])]
+    kids = [p for p in profs if "child" in (p.meta.get("argv") or [])]
+    assert len(parents) == 1 and len(kids) == ROUNDS, [p.meta.get("argv") for p in profs]
+    parent = parents[0]
+    assert parent.nranks == n
+    np.testing.assert_array_equal(_calls(parent, "MPI_Comm_spawn"), ROUNDS)
+    np.testing.assert_array_equal(_calls(parent, "MPI_Comm_disconnect"), ROUNDS)
+    for kid in kids:
+        assert kid.nranks == children
+        sent = _calls(kid, "MPI_Send")
+        assert list(sent) == [1] + [0] * (children - 1)
+        np.testing.assert_array_equal(_calls(kid, "MPI_Comm_disconnect"), 1)
