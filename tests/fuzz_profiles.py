@@ -13,7 +13,8 @@ with something other than the file (``memory_bound``) is a failure.
 ``MUTATORS``: truncation, bit flips anywhere or in the header and section
 table, a section pointing outside the file, huge counts, overlapping or
 duplicated sections, a META that is not JSON (or JSON of the wrong shape),
-and records whose indices or numbers are out of range.
+records whose indices or numbers are out of range, and the ENV and MPIT
+sections (kinds 11 and 12) and their META with extreme or ill-shaped values.
 """
 
 from __future__ import annotations
@@ -57,9 +58,12 @@ ENTRY = fmt.SECTION.itemsize
 
 
 def base_profiles(tmp: Path) -> list[Path]:
-    """Intact profiles to mutate: full and summary mode, with regions, nodes, peers."""
-    return [testing.write_synthetic(tmp / "full.mpiscope", 8, ppn=4, steps=3),
-            testing.write_synthetic(tmp / "summary.mpiscope", 8, mode="summary", ppn=4, steps=3)]
+    """Intact profiles to mutate: full and summary mode, with regions, nodes,
+    peers and ENV records (the MPIT section comes from real runs:
+    perf/reliability/fuzz_readers.py)."""
+    return [testing.write_synthetic(tmp / "full.mpiscope", 8, ppn=4, steps=3, with_env=True),
+            testing.write_synthetic(tmp / "summary.mpiscope", 8, mode="summary", ppn=4, steps=3,
+                                    with_env=True)]
 
 
 # --- layout helpers -----------------------------------------------------------------
@@ -136,7 +140,9 @@ def _record_field(data: bytes, rng, kind: int) -> bytearray | None:
     e = _section_at(data, kind)
     if e is None or not _get_entry(data, e, "count"):
         return None
-    dt = fmt.SECTION_DTYPES[kind]
+    mode = "summary" if np.frombuffer(data, fmt.HEADER, count=1)[0]["mode"] == fmt.MODE_SUMMARY \
+        else "full"
+    dt = fmt.section_dtype(kind, mode)
     out = bytearray(data)
     rec = int(rng.integers(0, _get_entry(data, e, "count")))
     names = [n for n in dt.names if dt.fields[n][0].kind in "iuf"]
@@ -253,6 +259,34 @@ def bad_record(data, rng):
     return flip_bits(data, rng)
 
 
+NEW_SECTIONS = (fmt.SEC_ENV, fmt.SEC_MPIT)
+NEW_META = ("environment", "mpit")
+
+
+def env_mpit(data, rng):
+    """The sections added last (ENV, kind 11; MPIT, kind 12) and the META they
+    point into: a record field set to an extreme, or META "environment" /
+    "mpit" (or one of their keys) of the wrong shape."""
+    kinds = [k for k in NEW_SECTIONS if _section_at(data, k) is not None]
+    meta = _meta(data)
+    keys = [k for k in NEW_META if k in meta]
+    if kinds and (not keys or rng.integers(0, 2)):
+        out = _record_field(data, rng, kinds[int(rng.integers(0, len(kinds)))])
+        if out is not None:
+            return bytes(out)
+    if not keys:
+        return bad_record(data, rng)
+    key = keys[int(rng.integers(0, len(keys)))]
+    garbage = [None, 7, "x", [], [None, 1], {"variables": 7}, {"cpus": [1]}, {"a": {}}][
+        int(rng.integers(0, 8))]
+    if isinstance(meta[key], dict) and meta[key] and rng.integers(0, 2):
+        inner = list(meta[key])
+        meta[key][inner[int(rng.integers(0, len(inner)))]] = garbage
+    else:
+        meta[key] = garbage
+    return with_meta(data, json.dumps(meta).encode())
+
+
 def header_values(data, rng):
     out = bytearray(data)
     name = ["mode", "flags", "version", "nranks", "start_time", "header_bytes",
@@ -265,7 +299,7 @@ def header_values(data, rng):
 
 
 MUTATORS = [truncate, flip_bits, flip_structure, outside, huge_count, overlap, duplicate_kind,
-            meta_not_json, meta_wrong_types, bad_record, header_values]
+            meta_not_json, meta_wrong_types, bad_record, header_values, env_mpit]
 
 
 # --- running one case ------------------------------------------------------------------
@@ -349,25 +383,34 @@ def mutate(datas: list[bytes], seed: int, i: int) -> tuple[str, bytes]:
 
 
 def cli_subprocess(argv: list[str]) -> tuple[int, str]:
-    """(exit code, stderr) of the same command as a real ``mpiscope`` process."""
+    """(exit code, stderr) of the same command as a real ``mpiscope`` process
+    (of the mpiscope imported here, not one installed elsewhere)."""
     import subprocess
     import sys
 
+    import mpiscope
+
+    src = str(Path(mpiscope.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run([sys.executable, "-m", "mpiscope.cli", *argv], capture_output=True,
-                          text=True, timeout=WALL_SECONDS)
+                          text=True, timeout=WALL_SECONDS, env=env)
     return proc.returncode, proc.stderr
 
 
 def _new_stats(readers) -> dict:
-    stats = {name: {"result": 0, "error": 0, "cpu_max_s": 0.0, "peak_max": 0,
+    stats = {"failures": []}
+    stats.update({name: {"result": 0, "error": 0, "cpu_max_s": 0.0, "peak_max": 0,
                     "peak_max_file_bytes": 0, "peak_per_file_byte_max": 0.0, "measured": 0,
-                    "subprocess_same": 0} for name, _ in readers}
+                    "subprocess_same": 0} for name, _ in readers})
     stats["mutators"] = {m.__name__: 0 for m in MUTATORS}
     return stats
 
 
 def _merge_stats(into: dict, part: dict) -> None:
     for name, st in part.items():
+        if name == "failures":
+            into[name] += st
+            continue
         if name == "mutators":
             for m, k in st.items():
                 into[name][m] += k
@@ -382,9 +425,10 @@ def _merge_stats(into: dict, part: dict) -> None:
 
 
 def _worker(tmp: Path, bases: list[Path], indices, seed: int, readers, peaks: dict,
-            cli_every: int, progress) -> dict:
+            cli_every: int, progress, keep_going: bool = False) -> dict:
     """Run the cases ``indices`` in this process; the stats, or raise with the
-    failing file kept (case-N-MUTATOR.mpiscope)."""
+    failing file kept (case-N-MUTATOR.mpiscope); with ``keep_going`` a failure
+    is listed in stats["failures"] (file kept) and the next command runs."""
     datas = [b.read_bytes() for b in bases]
     out = tmp / "out.txt"
     path = tmp / "case.mpiscope"
@@ -417,10 +461,13 @@ def _worker(tmp: Path, bases: list[Path], indices, seed: int, readers, peaks: di
                         f"{name} on {path}: in-process {outcome} {line!r}, as a process " \
                         f"exit {rc}: {err[-2000:]!r}"
                     st["subprocess_same"] += 1
-            except BaseException:  # an assertion, or a traceback that escaped the command
+            except Exception as err:  # an assertion, or a traceback that escaped the command
                 kept = tmp / f"case-{i}-{mname}.mpiscope"
                 kept.write_bytes(data)
-                raise
+                if not keep_going:
+                    raise
+                stats["failures"].append({"case": i, "mutator": mname, "command": name,
+                                          "file": str(kept), "error": repr(err)[:500]})
         if progress:
             progress(done)
     return stats
@@ -438,6 +485,7 @@ def reader_peaks(tmp: Path, bases: list[Path], readers=READERS) -> dict:
     peaks = {}
     for name, template in readers:
         for b in bases:
+            out.unlink(missing_ok=True)
             rc, _, stderr, peak = run_reader([a.format(p=b, good=bases[0], out=out)
                                               for a in template])
             assert rc == 0 or stderr.startswith("mpiscope: error: "), (name, b, stderr)
@@ -446,7 +494,7 @@ def reader_peaks(tmp: Path, bases: list[Path], readers=READERS) -> dict:
 
 
 def fuzz(tmp: Path, cases: int, seed: int, readers=READERS, on_case=None, workers: int = 1,
-         bases: list[Path] | None = None, cli_every: int = 0) -> dict:
+         bases: list[Path] | None = None, cli_every: int = 0, keep_going: bool = False) -> dict:
     """``cases`` mutated files, each through every reader, in ``workers`` forked
     processes; outcome counts, the most CPU one command took and the largest
     allocation measured, per reader. Every ``cli_every``-th case (0: none) also
@@ -456,7 +504,7 @@ def fuzz(tmp: Path, cases: int, seed: int, readers=READERS, on_case=None, worker
     peaks = reader_peaks(tmp, bases, readers)
     if workers <= 1:
         stats = _worker(tmp, bases, range(cases), seed, readers, peaks, cli_every,
-                        on_case and (lambda done: on_case(done - 1)))
+                        on_case and (lambda done: on_case(done - 1)), keep_going)
     else:
         import multiprocessing
 
@@ -467,7 +515,8 @@ def fuzz(tmp: Path, cases: int, seed: int, readers=READERS, on_case=None, worker
                 sub.mkdir(exist_ok=True)
                 jobs.append(pool.apply_async(_worker, (sub, bases, range(w, cases, workers),
                                                        seed, readers, peaks, cli_every,
-                                                       _progress if on_case else None)))
+                                                       _progress if on_case else None,
+                                                       keep_going)))
             stats = _new_stats(readers)
             for job in jobs:
                 _merge_stats(stats, job.get())

@@ -53,7 +53,7 @@ def test_every_reader_on_mutated_profiles(tmp_path):
 def test_fuzzer_regressions(tmp_path):
     """Files the fuzzer found that used to end in a traceback: a META of 3,000
     nested arrays (RecursionError in json) and a start time of 1e300 s
-    (OverflowError in the report header)."""
+    (OverflowError in the report header, then in the HTML page)."""
     import fuzz_profiles
 
     good = testing.write_synthetic(tmp_path / "good.mpiscope", 4, ppn=2, steps=2)
@@ -70,3 +70,9 @@ def test_fuzzer_regressions(tmp_path):
     rc, out, err, _ = fuzz_profiles.run_reader(["report", str(late)], measure=False)
     assert rc == 0, err
     assert "Started at an impossible time (1e+300 s since 1970)" in out
+    # ... and the HTML page's facts (an OverflowError from html's run_facts,
+    # found by perf/reliability/fuzz_readers.py at case 70 of seed 1).
+    page = tmp_path / "late.html"
+    rc, _, err, _ = fuzz_profiles.run_reader(["html", str(late), "-o", str(page)], measure=False)
+    assert rc == 0, err
+    assert "an impossible time (1e+300 s since 1970)" in page.read_text()

@@ -7,13 +7,15 @@ The table of commands and the mutators are tests/fuzz_profiles.py (CI runs a
 slice of it in tests/test_reader_fuzz.py). The intact profiles mutated are
 synthetic ones (full and summary mode) and, unless --no-real, two real ones:
 the stencil mini-app at 4 Open MPI ranks under ``mpiscope run`` (full and
-summary mode; regions, a Cartesian communicator, MPI-IO). Every case runs
+summary mode; regions, a Cartesian communicator, MPI-IO, ENV and, with
+MPISCOPE_MPIT=1, MPIT sections). Every case runs
 every command in-process (``mpiscope.cli.main``) in one of --workers forked
 processes and must end in a result or a one-line ``mpiscope: error:``,
 within 10 s of CPU, allocating at most 4x what the intact file needs plus 200
 bytes per byte of the file; every --cli-every-th case also runs each command
 as a real ``mpiscope`` process, which must give the same exit code and error
-line. Stops at the first failure and keeps that file; else prints the outcome
+line. Stops at the first failure and keeps that file (--keep-going: lists
+every failure, keeps the files and goes on); else prints the outcome
 counts, the most CPU one command took and the largest allocation measured per
 command (docs/reliability.md).
 """
@@ -35,7 +37,7 @@ import mpitest  # noqa: E402
 
 
 def real_profiles(work: Path) -> list[Path]:
-    """The stencil mini-app at 4 Open MPI ranks, full and summary mode."""
+    """The stencil mini-app at 4 Open MPI ranks, full and summary mode, MPI_T on."""
     from mpiscope import native
 
     out = []
@@ -46,7 +48,8 @@ def real_profiles(work: Path) -> list[Path]:
         mpitest.run(mpitest.mpiscope_cmd("run", "--mpi", "openmpi", "--dir", str(d), "--mode", mode,
                                          "--", *mpitest.launcher("openmpi", 4), app, "--grid",
                                          "40x24", "--steps", "4", "--io", "mpiio", "--io-every",
-                                         "2", "--io-file", str(d / "field.dat")), cwd=d)
+                                         "2", "--io-file", str(d / "field.dat")), cwd=d,
+                   env={"MPISCOPE_MPIT": "1"})
         out += sorted(d.glob("*.mpiscope"))
     return out
 
@@ -58,6 +61,8 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--cli-every", type=int, default=50,
                     help="every Nth case also as real processes (0: never)")
+    ap.add_argument("--keep-going", action="store_true",
+                    help="list failures (their files kept) and go on instead of stopping")
     ap.add_argument("--no-real", action="store_true", help="synthetic profiles only (no MPI run)")
     ap.add_argument("--keep", default=None, help="directory for the files (default: temporary)")
     args = ap.parse_args()
@@ -70,6 +75,7 @@ def main() -> int:
         try:
             stats = fuzz_profiles.fuzz(work, args.cases, args.seed, workers=args.workers,
                                        bases=bases, cli_every=args.cli_every,
+                                       keep_going=args.keep_going,
                                        on_case=lambda i: (i + 1) % 100 == 0 and print(
                                            f"{i + 1} cases, {time.monotonic() - start:.0f} s",
                                            flush=True))
@@ -82,6 +88,9 @@ def main() -> int:
     rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
               resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     print(json.dumps({"bases": sizes, "stats": stats}, indent=1))
+    if stats["failures"]:
+        print(f"FAILED: {len(stats['failures'])} command runs (above, files kept in {work})")
+        return 1
     print(f"{args.cases} mutated files x {len(fuzz_profiles.READERS)} commands "
           f"({args.cases * len(fuzz_profiles.READERS)} runs, seed {args.seed}, {args.workers} "
           f"workers): no traceback, no hang, memory bounded; {wall:.0f} s, largest process "

@@ -6,9 +6,7 @@ exact value.
 
 from __future__ import annotations
 
-import datetime as _dt
-
-from ..report.tables import fmt_bytes, fmt_count, fmt_pct, fmt_pe, fmt_time, fmt_value
+from ..report.tables import fmt_bytes, fmt_count, fmt_pct, fmt_pe, fmt_time, fmt_utc, fmt_value
 from . import page
 from .page import Markup, cell
 
@@ -30,9 +28,7 @@ def run_facts(rep: dict) -> Markup:
     p = rep["profile"]
     nodes = None if p["nnodes"] is None else f"{p['nnodes']:,}" + (
         f" (modelled as {p['ppn_model']} ranks per node)" if p["ppn_model"] else "")
-    when = None
-    if p["start_time"]:
-        when = f"{_dt.datetime.fromtimestamp(p['start_time'], _dt.timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
+    when = fmt_utc(p["start_time"]) if p["start_time"] else None
     flags = ", ".join(f for f, on in (("partial (snapshot)", p["partial"]),
                                       ("a table overflowed", p["overflow"]),
                                       ("MPISCOPE_SYNC on", p["sync"])) if on) or None

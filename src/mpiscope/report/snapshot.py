@@ -79,12 +79,11 @@ def snapshot_section(prof: Profile) -> dict | None:
 
 def snapshot_lines(snap: dict) -> list[str]:
     """The snapshot part of the text report."""
-    import datetime as dt
+    from .tables import fmt_utc   # here: tables imports this module
 
     when = "at an unknown time"
     if snap["time"] is not None:
-        when = "at " + dt.datetime.fromtimestamp(snap["time"], dt.timezone.utc).strftime(
-            "%Y-%m-%d %H:%M:%S UTC")
+        when = "at " + fmt_utc(snap["time"])
     why = "/".join(snap["reasons"]) or "snapshot"
     answered = "?" if snap["answered"] is None else f"{snap['answered']:,}"
     lines = [f"PARTIAL PROFILE: snapshot ({why}) {when}; {answered} of {snap['nranks']:,} "

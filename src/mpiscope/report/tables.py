@@ -58,6 +58,15 @@ def fmt_pct(v) -> str:
     return NA if v is None else f"{v:.1f}%"
 
 
+def fmt_utc(seconds) -> str:
+    """Seconds since 1970 as ``YYYY-MM-DD HH:MM:SS UTC``; a time no clock can show
+    (a corrupt header or META) is said as such, never raised."""
+    try:
+        return f"{_dt.datetime.fromtimestamp(seconds, _dt.timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
+    except (OverflowError, ValueError, OSError, TypeError):
+        return f"an impossible time ({seconds!r} s since 1970)"
+
+
 def fmt_pe(v) -> str:
     return NA if v is None else str(v)
 
@@ -97,11 +106,8 @@ def header_lines(rep: dict) -> list[str]:
     if p["mpi_library"]:
         lines.append(f"MPI library {p['mpi_library'].splitlines()[0].strip()}")
     if p["start_time"]:
-        try:
-            when = f"{_dt.datetime.fromtimestamp(p['start_time'], _dt.timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
-        except (OverflowError, ValueError, OSError):  # a corrupt header: say so, go on
-            when = f"at an impossible time ({p['start_time']!r} s since 1970)"
-        lines.append(f"Started {when}, job {p['job_id']}")
+        when = fmt_utc(p["start_time"])
+        lines.append(f"Started {'at ' if when.startswith('an ') else ''}{when}, job {p['job_id']}")
     if rep["region_filter"] is not None:
         lines.append(f"Functions, histogram and regions restricted to region "
                      f"{rep['region_filter']!r}")
