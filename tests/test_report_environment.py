@@ -107,3 +107,19 @@ def test_older_profiles_say_the_environment_is_missing(tmp_path):
     assert any("no environment records" in line for line in diag["limits"])
     assert not {"mpi-init", "finalize-wait", "cpu-overlap", "unbound-ranks"} & {
         f["rule"] for f in diag["findings"]}
+
+
+def test_compare_keeps_no_record_array_of_the_file(profiles):
+    # compare unmaps A before reading B; an ENV view left behind kept the whole file mapped
+    # (peak 2.5 GiB instead of 1.6 at 1,048,576 ranks, docs/performance.md)
+    import dataclasses
+
+    from mpiscope.compare.build import kept_for_compare
+
+    full, _ = profiles
+    kept = kept_for_compare(full)
+    for f in dataclasses.fields(kept):
+        arr = getattr(kept, f.name)
+        if isinstance(arr, np.ndarray):
+            assert arr.flags.owndata or len(arr) == 0, f.name
+            assert len(arr) == 0 or f.name in ("ranks", "summary"), f.name

@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 import envruns
 import mpitest
 from mpiscope import format as fmt
+from mpiscope.errors import UserError
 from mpiscope.report import build_report
 
 
@@ -74,6 +76,9 @@ def test_taskset_pins_both_ranks_to_core_0():
     assert e["load"].tolist() == [2.0, 2.0]
     # measured: two busy ranks on one core each get about half of it
     assert (e["cpu_time"] < 0.8 * prof.ranks["wall"]).any()
+    df = prof.to_pandas("env")  # the same, as a pandas view
+    assert df["cpus"].tolist() == ["0", "0"] and df["overlap_rank"].tolist() == [1, 0]
+    assert not df["unbound"].any() and df["load"].tolist() == [2.0, 2.0]
 
 
 def test_openmp_threads_beyond_the_mask_full_and_summary():
@@ -85,6 +90,8 @@ def test_openmp_threads_beyond_the_mask_full_and_summary():
     assert env["oversub_ranks"] == 2 and env["variables"]["all_ranks"]["OMP_NUM_THREADS"] == "4"
     summ, path = envruns.bound("openmpi", threads=4, mode="summary")
     assert len(summ.env) == 0
+    with pytest.raises(UserError, match="summary-mode"):
+        summ.to_pandas("env")
     env = build_report(summ)["environment"]
     assert env["source"] == "summary" and env["nodes"] == []
     assert env["threads"]["max"] == 4 and env["ncpus"]["min"] == 1 and env["load"]["max"] == 4

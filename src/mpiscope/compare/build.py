@@ -22,8 +22,9 @@ def kept_for_compare(prof: Profile) -> Profile:
     """The part of a profile ``compare`` reads once its report is built: the per-rank rows
     (copied) and the summary records. Dropping the rest unmaps the file, so comparing two
     1,048,576-rank profiles holds one mapped file at a time, not two (docs/performance.md)."""
-    empty = {f: np.zeros(0, getattr(prof, f).dtype) for f in ("funcs", "hist", "peers",
-                                                               "regions", "nodes")}
+    # every other record array, so no view of the mapped file survives (ENV, COMMS, MPIT...)
+    empty = {f.name: np.zeros(0, getattr(prof, f.name).dtype) for f in dataclasses.fields(prof)
+             if isinstance(getattr(prof, f.name), np.ndarray) and f.name not in ("ranks", "summary")}
     return dataclasses.replace(prof, ranks=np.array(prof.ranks), summary=np.array(prof.summary),
                                **empty)
 

@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import UserError
 from ..profile import Profile
 
-VIEWS = ("ranks", "functions", "peers", "hist", "regions", "summary", "mpit")
+VIEWS = ("ranks", "functions", "peers", "hist", "regions", "summary", "mpit", "env")
 
 
 def _names(ids: np.ndarray, table: dict[int, str]) -> np.ndarray:
@@ -153,9 +153,31 @@ def mpit_frame(prof: Profile):
         "peak": m["peak"], "samples": m["samples"].astype(np.int64)})
 
 
+def env_frame(prof: Profile):
+    """One row per rank (ENV section): rank, node, cpus (its affinity mask as a CPU list),
+    ncpus, threads, unbound, overlap, overlap_rank (-1: none), load (threads per CPU),
+    openmp, init, init_own, finalize, cpu_time (s). Empty for a profile without it."""
+    import pandas as pd
+
+    from .. import format as fmt
+
+    _need_full(prof, "env")
+    e = prof.env
+    return pd.DataFrame({
+        "rank": e["rank"].astype(np.int64),
+        "node": prof.ranks["node"].astype(np.int64) if len(e) else np.zeros(0, np.int64),
+        "cpus": _names(e["cpus"], prof.environment["cpus"]),
+        **{k: e[k].astype(np.int64) for k in ("ncpus", "threads", "overlap")},
+        "unbound": (e["flags"] & fmt.ENV_UNBOUND) != 0,
+        "overlap_rank": np.where(e["overlap_rank"] == fmt.ENV_NO_RANK, -1,
+                                 e["overlap_rank"].astype(np.int64)),
+        "load": e["load"], "openmp": (e["flags"] & fmt.ENV_OPENMP) != 0,
+        **{k: e[k] for k in ("init", "init_own", "finalize", "cpu_time")}})
+
+
 _BUILDERS = {"ranks": ranks_frame, "functions": functions_frame, "peers": peers_frame,
              "hist": hist_frame, "regions": regions_frame, "summary": summary_frame,
-             "mpit": mpit_frame}
+             "mpit": mpit_frame, "env": env_frame}
 
 
 def frame(prof: Profile, view: str = "functions"):
