@@ -120,8 +120,8 @@ def run_one(impl: str, n: int, config: str, py: str, src: Path, work: Path,
     times; the row records every attempt's exit code. ``select``: mpi4py's
     main.py options that choose modules (``-i REGEX``, ``-e REGEX``)."""
     attempts = []
-    for _ in range(tries):
-        row = _launch(impl, n, config, py, src, work, select, timeout)
+    for attempt in range(tries):
+        row = _launch(impl, n, config, py, src, work, select, timeout, attempt)
         attempts.append(row["rc"])
         if row["rc"] != "hung":
             break
@@ -130,8 +130,10 @@ def run_one(impl: str, n: int, config: str, py: str, src: Path, work: Path,
 
 
 def _launch(impl: str, n: int, config: str, py: str, src: Path, work: Path,
-            select: list[str], timeout: float) -> dict:
-    rundir = work / "runs" / f"{impl}-{n}-{config}"
+            select: list[str], timeout: float, attempt: int = 0) -> dict:
+    # A directory per attempt: the ranks of a killed attempt may still be
+    # finishing (and writing their profile) when the next one starts.
+    rundir = work / "runs" / f"{impl}-{n}-{config}" / f"try{attempt}"
     shutil.rmtree(rundir, ignore_errors=True)   # a killed run may have left a snapshot spool
     rundir.mkdir(parents=True)
     prefix = rundir / "outcome"
