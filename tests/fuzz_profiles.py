@@ -470,6 +470,9 @@ def _worker(tmp: Path, bases: list[Path], indices, seed: int, readers, peaks: di
                                           "file": str(kept), "error": repr(err)[:500]})
         if progress:
             progress(done)
+        if done % 25 == 0:   # what a run stopped early measured (merge with _merge_stats)
+            (tmp / ".stats.json.tmp").write_text(json.dumps({"cases": done, "stats": stats}))
+            os.replace(tmp / ".stats.json.tmp", tmp / "stats.json")
     return stats
 
 
