@@ -27,9 +27,10 @@ def ranks(impl: str) -> int:
     return min(4, mpitest.NRANKS[impl])
 
 
-def run_prog(impl: str, tmp_path, *args: str, env: dict | None = None, mode: str | None = None):
+def run_prog(impl: str, tmp_path, *args: str, env: dict | None = None, mode: str | None = None,
+             run_opts: tuple[str, ...] = ()):
     n = ranks(impl)
-    cmd = mpitest.mpiscope_cmd("run", "--mpi", impl, "--dir", str(tmp_path),
+    cmd = mpitest.mpiscope_cmd("run", "--mpi", impl, "--dir", str(tmp_path), *run_opts,
                                *(["--mode", mode] if mode else []), "--",
                                *mpitest.launcher(impl, n), *args)
     proc = mpitest.run(cmd, cwd=tmp_path, env=env, timeout=240)
@@ -38,8 +39,9 @@ def run_prog(impl: str, tmp_path, *args: str, env: dict | None = None, mode: str
 
 
 def flood(impl: str, tmp_path, how: str, mpit: bool = True, mode: str | None = None):
+    # `mpiscope run --mpit` sets MPISCOPE_MPIT=1 for the ranks
     return run_prog(impl, tmp_path, str(native.program(impl, "tests/mpit_flood")), how, str(N),
-                    env={"MPISCOPE_MPIT": "1"} if mpit else None, mode=mode)
+                    mode=mode, run_opts=("--mpit",) if mpit else ())
 
 
 def report(path: str, *extra: str) -> dict:
