@@ -76,3 +76,35 @@ def test_fuzzer_regressions(tmp_path):
     rc, _, err, _ = fuzz_profiles.run_reader(["html", str(late), "-o", str(page)], measure=False)
     assert rc == 0, err
     assert "an impossible time (1e+300 s since 1970)" in page.read_text()
+
+
+def test_fuzzer_regressions_summary_and_io_files(tmp_path):
+    """Found by perf/reliability/fuzz_readers.py (seed 1, cases 165 and 188):
+    a SUMMARY record whose sum is infinite ended every reader of a summary
+    profile in OverflowError (int(round(inf))); a META io_files that is a
+    number ended `place aggregators` in TypeError. Both are one-line errors."""
+    import json
+
+    import fuzz_profiles
+    from mpiscope import format as fmt
+
+    summ = testing.write_synthetic(tmp_path / "summary.mpiscope", 4, mode="summary", ppn=2, steps=2)
+    data = bytearray(summ.read_bytes())
+    e = fuzz_profiles._section_at(bytes(data), fmt.SEC_SUMMARY)
+    at = fuzz_profiles._get_entry(bytes(data), e, "offset") + fmt.SUMMARY.fields["sum"][1]
+    data[at:at + 8] = np.array([np.inf], "<f8").tobytes()
+    inf = tmp_path / "inf.mpiscope"
+    inf.write_bytes(bytes(data))
+    for argv in (["report", str(inf)], ["report", "--json", str(inf)], ["diagnose", str(inf)]):
+        rc, _, err, _ = fuzz_profiles.run_reader(argv, measure=False)
+        assert rc == 2 and err.strip() == (f"mpiscope: error: {inf}: corrupt mpiscope profile: "
+                                           f"SUMMARY holds a value that is not a finite number")
+    full = testing.write_synthetic(tmp_path / "full.mpiscope", 4, ppn=2, steps=2).read_bytes()
+    meta = fuzz_profiles._meta(full)
+    meta["io_files"] = 7
+    odd = tmp_path / "io.mpiscope"
+    odd.write_bytes(fuzz_profiles.with_meta(full, json.dumps(meta).encode()))
+    rc, _, err, _ = fuzz_profiles.run_reader(["place", "aggregators", str(odd), "--json"],
+                                             measure=False)
+    assert rc != 0 and err.strip() == ("mpiscope: error: corrupt mpiscope profile: META io_files "
+                                       "is not a list of files")

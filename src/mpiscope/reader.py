@@ -224,6 +224,9 @@ def _check_indices(prof: Profile, corrupt) -> None:
         f = summ["func"][summ["func"] != fmt.SUMMARY_RANK_LEVEL]
         if len(f) and int(f.max()) >= nfunc:
             raise corrupt(f"SUMMARY names function {int(f.max())}, META lists {nfunc}")
+        # The runtime reduces finite numbers; an infinite count cannot be printed.
+        if not all(np.isfinite(summ[k]).all() for k in ("min", "max", "sum")):
+            raise corrupt("SUMMARY holds a value that is not a finite number")
 
 
 def _check_mpit(prof: Profile, corrupt) -> None:

@@ -84,6 +84,8 @@ def aggregator_report(profile, node: np.ndarray, rule: str = "romio") -> list[di
     bytes they passed to collective MPI-IO calls (all files together: the
     profile keeps bytes per function, not per file), a warning if crowded."""
     files = profile.meta.get("io_files") or []
+    if not isinstance(files, list) or not all(isinstance(f, dict) for f in files):
+        raise UserError("corrupt mpiscope profile: META io_files is not a list of files")
     if not files:
         raise UserError("the profile records no collectively opened MPI-IO file")
     nnodes = int(node.max()) + 1 if len(node) else 0
