@@ -108,3 +108,11 @@ def test_fuzzer_regressions_summary_and_io_files(tmp_path):
                                              measure=False)
     assert rc != 0 and err.strip() == ("mpiscope: error: corrupt mpiscope profile: META io_files "
                                        "is not a list of files")
+    # (cases 356, 848, 872) META function_kinds that is a number: TypeError in every reader.
+    meta = fuzz_profiles._meta(full)
+    meta["function_kinds"] = 7
+    kinds = tmp_path / "kinds.mpiscope"
+    kinds.write_bytes(fuzz_profiles.with_meta(full, json.dumps(meta).encode()))
+    rc, _, err, _ = fuzz_profiles.run_reader(["report", str(kinds)], measure=False)
+    assert rc == 2 and err.strip() == (f"mpiscope: error: {kinds}: corrupt mpiscope profile: "
+                                       f"META 'function_kinds' is not a list")

@@ -191,6 +191,8 @@ def _check_indices(prof: Profile, corrupt) -> None:
     functions = prof.meta.get("functions", [])
     if not isinstance(functions, list):
         raise corrupt("META 'functions' is not a list")
+    if not isinstance(prof.meta.get("function_kinds", []), list):
+        raise corrupt("META 'function_kinds' is not a list")
     nfunc = len(functions)
     if prof.mode == "full":
         for sec in _RANKED:
