@@ -116,3 +116,39 @@ def test_fuzzer_regressions_summary_and_io_files(tmp_path):
     rc, _, err, _ = fuzz_profiles.run_reader(["report", str(kinds)], measure=False)
     assert rc == 2 and err.strip() == (f"mpiscope: error: {kinds}: corrupt mpiscope profile: "
                                        f"META 'function_kinds' is not a list")
+
+
+def test_fuzzer_regressions_html_extreme_records(tmp_path):
+    """Found by perf/reliability/fuzz_readers.py (seed 1, cases 861 and 1089;
+    bad_record): histogram counts whose sum over ranks passes 2^64 ended
+    `html` in TypeError (plotly's JSON encoder takes 64-bit integers only),
+    and infinite times, whose per-rank totals are NaN (inf - inf), in
+    IndexError (no rank of a bucket equals a NaN minimum). The page is now
+    written: a huge count as a float, the bucket's first rank for a NaN."""
+    import fuzz_profiles
+    from mpiscope import format as fmt
+
+    data = bytearray(testing.write_synthetic(tmp_path / "good.mpiscope", 4, ppn=2,
+                                             steps=2).read_bytes())
+
+    def field(kind, rec, name):
+        e = fuzz_profiles._section_at(bytes(data), kind)
+        dt = fmt.section_dtype(kind, "full")
+        return fuzz_profiles._get_entry(bytes(data), e, "offset") + rec * dt.itemsize + \
+            dt.fields[name][1]
+
+    for rec in (0, 1):
+        at = field(fmt.SEC_HIST, rec, "count")
+        data[at:at + 8] = np.array([2**64 - 1], "<u8").tobytes()
+    for name, value in (("wall", np.inf), ("mpi", np.inf)):
+        at = field(fmt.SEC_RANKS, 1, name)
+        data[at:at + 8] = np.array([value], "<f8").tobytes()
+    odd = tmp_path / "extreme.mpiscope"
+    odd.write_bytes(bytes(data))
+    page = tmp_path / "extreme.html"
+    rc, _, err, _ = fuzz_profiles.run_reader(["html", str(odd), "-o", str(page)], measure=False)
+    assert rc in (0, 2), err
+    if rc == 0:
+        assert page.stat().st_size > 0
+    else:
+        assert err.strip().startswith("mpiscope: error:") and len(err.strip().splitlines()) == 1

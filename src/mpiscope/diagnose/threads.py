@@ -26,6 +26,8 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
         threads = None
     else:
         over = np.flatnonzero(prof.ranks["mpi"] > prof.ranks["wall"])
+        if over.size == 0:  # a negative compute time from non-finite times (a corrupt file)
+            return []
         ranks = ranks_field(over)
         threads = int(prof.ranks["threads"][over].max())
     evidence = [ev("lowest compute time (wall - MPI)", float(comp["min"]), "s")]

@@ -54,7 +54,24 @@ def script_json(obj) -> str:
     """``obj`` as JSON that can sit inside ``<script>`` (numpy values allowed)."""
     from plotly.io.json import to_json_plotly
 
-    out = to_json_plotly(obj) if not isinstance(obj, str) else json.dumps(obj)
+    if isinstance(obj, str):
+        out = json.dumps(obj)
+    else:
+        try:
+            out = to_json_plotly(obj)
+        except TypeError:  # an integer beyond 64 bits (orjson's limit): a corrupt count
+            out = to_json_plotly(_wide_ints_as_floats(obj))
     for ch, rep in _SCRIPT_UNSAFE.items():
         out = out.replace(ch, rep)
     return out
+
+
+def _wide_ints_as_floats(obj):
+    """``obj`` with every Python int outside the 64-bit range made a float."""
+    if isinstance(obj, dict):
+        return {k: _wide_ints_as_floats(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_wide_ints_as_floats(v) for v in obj]
+    if isinstance(obj, int) and not isinstance(obj, bool) and not -2**63 <= obj < 2**64:
+        return float(obj)
+    return obj

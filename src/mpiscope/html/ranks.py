@@ -74,10 +74,13 @@ def bucketize(parts: dict[str, np.ndarray], order: np.ndarray | None = None,
 
 def _first_at(values: np.ndarray, target: np.ndarray, start: np.ndarray,
               size: np.ndarray) -> np.ndarray:
-    """Per bucket, the first position whose value equals the bucket's target."""
+    """Per bucket, the first position whose value equals the bucket's target (the
+    bucket's first position when none does: a NaN total, from a corrupt record
+    such as inf - inf, equals nothing)."""
     pos = np.arange(len(values))
     hit = np.where(values == np.repeat(target, size), pos, len(values))
-    return np.minimum.reduceat(hit, start)
+    first = np.minimum.reduceat(hit, start)
+    return np.where(first < len(values), first, start)
 
 
 def sort_order(values: np.ndarray) -> np.ndarray:
