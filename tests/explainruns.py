@@ -82,6 +82,9 @@ def run_program(impl: str, n: int, prog: tuple[str, ...], mode: str = "full",
     launcher starts the program under (e.g. ``taskset -c 0``)."""
     tag = _key(launch + wrap + tuple(f"{k}={v}" for k, v in env))
     out = _DIR / f"{impl}-{n}-{mode}-{int(sync)}-{attempt}-prog-{_key(prog)}-{tag}"
+    # The cache keys keyword and positional calls apart, and a failed run leaves its
+    # directory: start from an empty one so that exactly this run's profile is read.
+    shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     cmd = mpitest.mpiscope_cmd("run", "--dir", str(out), "--mpi", impl, "--mode", mode,
                                *(("--sync",) if sync else ()), "--",
