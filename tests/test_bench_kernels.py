@@ -169,6 +169,7 @@ def test_jitter(impl, tmp_path):
             assert d["mean"] == pytest.approx(values.mean())
 
 
+@pytest.mark.alone  # the overlap check times a calibrated 5 us compute loop
 def test_halo_strategies_move_the_same_bytes(impl, tmp_path):
     n = RANKS[impl]
     res = bench(impl, tmp_path, "halo", "--min-size", "8", "--max-size", "4K", "--iters", "20",

@@ -15,9 +15,14 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+import pytest
+
 import mpitest
 from mpiscope import native
 from mpiscope.bench import results
+
+# the kernel's timings against the reference's: run alone (conftest._machine_share)
+pytestmark = pytest.mark.alone
 
 MIB = 1 << 20
 
@@ -47,8 +52,11 @@ def reference(impl: str, test: str, size: int, iters: int,
 def test_1mib_latency_matches_a_separate_buffer_pingpong(impl, tmp_path):
     """The one-buffer mistake made 1 MiB on-node latency 1.4-5x too slow; it cannot return.
 
-    Each side's least disturbed figure (its fastest batch of 10 round trips over
-    all its runs) is what the method alone decides; other load only adds to it.
+    Per run, each side's fastest batch of 10 round trips is its least disturbed figure;
+    over alternating runs the median of those is compared, not the minimum: one
+    exceptionally fast run of either side (CI once saw the reference at 49 us beside
+    five runs at 117-137 us) must not decide, and the mistake it guards against made
+    every run slower.
     """
     iters, batches = 200, 20
     kernel_best, ref_best = [], []
@@ -60,8 +68,8 @@ def test_1mib_latency_matches_a_separate_buffer_pingpong(impl, tmp_path):
         assert row["method"] == "osu_latency" and row["iters"] == iters
         kernel_best.append(row["latency_best_us_avg"])
         ref_best.append(reference(impl, "latency", MIB, iters, batches)[MIB][1])
-        ratio = min(kernel_best) / min(ref_best)
-        if pair >= 1 and 0.9 <= ratio <= 1.1:
+        ratio = statistics.median(kernel_best) / statistics.median(ref_best)
+        if pair >= 2 and 0.9 <= ratio <= 1.1:
             break
     assert 0.9 <= ratio <= 1.1, (kernel_best, ref_best)
 

@@ -13,6 +13,9 @@ from mpiscope.compare import SCHEMA, compare
 from mpiscope.errors import UserError
 from mpiscope.report import build_report
 
+# what got worse is judged from timings of real runs: run alone (conftest._machine_share)
+pytestmark = pytest.mark.alone
+
 
 def cmp(pa, pb, **kw):
     return compare(pa, build_report(pa), pb, build_report(pb), **kw)

@@ -18,6 +18,9 @@ from mpiscope.diagnose import SCHEMA, diagnose
 from mpiscope.diagnose.common import MIN_COST_PCT
 from mpiscope.report import build_report
 
+# every rule judges timings of real runs: run alone (conftest._machine_share)
+pytestmark = pytest.mark.alone
+
 
 def rules_of(prof, ppn=None) -> dict[str, list[dict]]:
     diag = diagnose(prof, build_report(prof, ppn=ppn))
@@ -72,8 +75,10 @@ def test_gather_to_rank0_is_a_root_hotspot(impl):
 
 def test_classic_cg_has_small_collectives_chronopoulos_gear_not(impl):
     for n in sizes(impl):
-        found = rules_of(er.run(impl, n, er.PCG_CLASSIC)[0])
-        f = found["small-collectives"][0]
+        # At 2 ranks the saving is 5-13 % of the run (explainruns.PCG): the problem must
+        # show in one of a few runs, the fixed program never.
+        _, (f,) = er.first_run_where(lambda p: rules_of(p).get("small-collectives"), er.run,
+                                     impl, n, er.PCG_CLASSIC)
         assert "MPI_Allreduce" in f["title"] and "Chronopoulos-Gear" in f["fix"]
         calls = {e["label"]: e["value"] for e in f["evidence"]}["calls per rank"]
         assert calls >= 120  # 2 per iteration, 60 iterations

@@ -13,6 +13,9 @@ from mpiscope import testing
 from mpiscope.report import build_report
 from mpiscope.report.pop import KEYS, metrics
 
+# load balance and efficiencies are timings of real runs: run alone (conftest._machine_share)
+pytestmark = pytest.mark.alone
+
 
 def test_metrics_formula():
     m = metrics(np.array([1.0, 2.0, 3.0, 2.0]), 4.0)
