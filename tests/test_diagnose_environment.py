@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import explainruns as er
 import envruns
-from mpiscope.diagnose import eager_limit
+from mpiscope.diagnose.rules import eager_limit
 from mpiscope.diagnose.common import MIN_COST_PCT, job_time
 from mpiscope.report import build_report
 from test_diagnose_rules import rules_of

@@ -1,7 +1,7 @@
 """`mpiscope diagnose`: rules that find the seeds' scaling problems in a profile.
 
-``diagnose(prof, rep)`` runs every rule, one module each (thresholds named at
-the top of each, explained in docs/diagnose.md), and returns the diagnosis
+``diagnose(prof, rep)`` runs every rule, one module each in ``rules/`` (thresholds
+named at the top of each, explained in docs/diagnose.md), and returns the diagnosis
 dict (schema ``mpiscope-diagnosis/1``): findings ranked by the time they
 cost, a headline, and the limits of what this profile can support. A rule is
 a pure function ``(Profile, report dict) -> list[finding]``; ``render`` and
@@ -11,18 +11,10 @@ a pure function ``(Profile, report dict) -> list[finding]``; ``render`` and
 from __future__ import annotations
 
 from ..profile import Profile
-from . import (barriers, compute_imbalance, cpu_overlap, eager_limit, finalize_wait, init_time,
-               io_serial, late_arrival, late_sender, latency, omp_threads, placement,
-               root_hotspot, small_collectives, threads, unbound)
 from .common import MIN_COST_PCT, job_time, runtime
+from .rules import RULES, threads
 
 SCHEMA = "mpiscope-diagnosis/1"
-
-# Every rule, in no particular order (findings are ranked by cost).
-RULES = [threads.rule, compute_imbalance.rule, late_arrival.rule, late_sender.rule,
-         root_hotspot.rule, small_collectives.rule, barriers.rule, placement.rule,
-         latency.rule, io_serial.rule, cpu_overlap.rule, omp_threads.rule, unbound.rule,
-         eager_limit.rule, init_time.rule, finalize_wait.rule]
 
 
 def diagnose(prof: Profile, rep: dict) -> dict:

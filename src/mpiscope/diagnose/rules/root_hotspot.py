@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import format as fmt
-from ..profile import Profile
-from .common import MIN_COST_PCT, ev, finding, ranks_field, worth
+from ... import format as fmt
+from ...profile import Profile
+from ..common import MIN_COST_PCT, ev, finding, ranks_field, worth
 
 RULE = "root-hotspot"
 # Share of all bytes a function receives (or sends) that one rank must hold.

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..profile import Profile
-from .common import MIN_COST_PCT, env_of, ev, finding, job_time, of_job, ranks_field
+from ...profile import Profile
+from ..common import MIN_COST_PCT, env_of, ev, finding, job_time, of_job, ranks_field
 
 RULE = "finalize-wait"
 # Ranks that waited: within this share of the range below the longest wait.

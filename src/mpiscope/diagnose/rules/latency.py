@@ -7,8 +7,8 @@ cost is mostly latency. Packing k messages into one saves (k - 1)/k of it.
 
 from __future__ import annotations
 
-from ..profile import Profile
-from .common import MIN_COST_PCT, all_ranks, ev, finding, p2p_by_bucket, p2p_time, worth
+from ...profile import Profile
+from ..common import MIN_COST_PCT, all_ranks, ev, finding, p2p_by_bucket, p2p_time, worth
 
 RULE = "small-messages"
 # Messages at or below this size are latency-bound on any interconnect (1 KiB).

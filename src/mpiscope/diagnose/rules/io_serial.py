@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..place.aggregators import aggregator_report
-from ..profile import Profile
-from .common import MIN_COST_PCT, ev, finding, ids_of_kind, per_rank, profile_arg, ranks_field, worth
+from ...place.aggregators import aggregator_report
+from ...profile import Profile
+from ..common import MIN_COST_PCT, ev, finding, ids_of_kind, per_rank, profile_arg, ranks_field, worth
 from .root_hotspot import hotspots
 
 RULE = "io-serial"

@@ -18,8 +18,8 @@ header, rounded up to a KiB.
 
 from __future__ import annotations
 
-from ..profile import Profile
-from .common import (MIN_COST_PCT, all_ranks, env_of, ev, finding, mpi_family, p2p_by_bucket,
+from ...profile import Profile
+from ..common import (MIN_COST_PCT, all_ranks, env_of, ev, finding, mpi_family, p2p_by_bucket,
                      p2p_time, program_command, worth)
 
 RULE = "eager-limit"

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..place.evaluate import node_of_rank, traffic_of_pairs
-from ..place.orders.partition import partition_order, traffic_arrays
-from ..profile import Profile
-from .common import MIN_COST_PCT, ev, finding, ids_of_kind, per_rank, profile_arg, worth
+from ...place.evaluate import node_of_rank, traffic_of_pairs
+from ...place.orders.partition import partition_order, traffic_arrays
+from ...profile import Profile
+from ..common import MIN_COST_PCT, ev, finding, ids_of_kind, per_rank, profile_arg, worth
 
 RULE = "off-node-placement"
 # Off-node share of point-to-point bytes below which placement cannot matter much.

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..profile import Profile
-from .common import BIND_ANYWHERE, bind_command, env_of, ev, finding, ranks_field, stat
+from ...profile import Profile
+from ..common import BIND_ANYWHERE, bind_command, env_of, ev, finding, ranks_field, stat
 
 RULE = "unbound-ranks"
 

@@ -8,8 +8,8 @@ at the next blocking call).
 
 from __future__ import annotations
 
-from ..profile import Profile
-from .common import MIN_COST_PCT, ev, finding, worth
+from ...profile import Profile
+from ..common import MIN_COST_PCT, ev, finding, worth
 
 RULE = "excessive-barriers"
 # Barriers per rank below which they are setup/teardown, not a pattern.

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..profile import Profile
-from .common import MIN_COST_PCT, ev, finding, negative_useful, profile_arg, ranks_field, stat, worth
+from ...profile import Profile
+from ..common import MIN_COST_PCT, ev, finding, negative_useful, profile_arg, ranks_field, stat, worth
 
 RULE = "compute-imbalance"
 # POP's load balance below which imbalance is called a problem (POP marks < 80 % as poor).

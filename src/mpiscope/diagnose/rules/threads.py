@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..profile import Profile
-from .common import ev, finding, ranks_field, stat
+from ...profile import Profile
+from ..common import ev, finding, ranks_field, stat
 
 RULE = "threads-summed"
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..profile import Profile
-from .common import BIND_ANYWHERE, MIN_COST_PCT, bind_command, env_of, ev, finding, ranks_field, stat, worth
+from ...profile import Profile
+from ..common import BIND_ANYWHERE, MIN_COST_PCT, bind_command, env_of, ev, finding, ranks_field, stat, worth
 
 RULE = "openmp-oversubscribed"
 

@@ -10,8 +10,8 @@ the other rules' run starts after MPI_Init. Reported from MIN_COST_PCT of the jo
 
 from __future__ import annotations
 
-from ..profile import Profile
-from .common import MIN_COST_PCT, all_ranks, env_of, ev, finding, job_time, of_job
+from ...profile import Profile
+from ..common import MIN_COST_PCT, all_ranks, env_of, ev, finding, job_time, of_job
 
 RULE = "mpi-init"
 

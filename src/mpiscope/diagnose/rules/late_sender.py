@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..profile import Profile
-from .common import MIN_COST_PCT, ev, finding, negative_useful, ranks_field, stat, worth
+from ...profile import Profile
+from ..common import MIN_COST_PCT, ev, finding, negative_useful, ranks_field, stat, worth
 from .compute_imbalance import LB_MAX, slow_ranks
 
 RULE = "late-sender"

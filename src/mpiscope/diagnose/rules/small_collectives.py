@@ -11,8 +11,8 @@ latency-bound calls, the time.
 
 from __future__ import annotations
 
-from ..profile import Profile
-from .common import MIN_COST_PCT, ev, finding, worth
+from ...profile import Profile
+from ..common import MIN_COST_PCT, ev, finding, worth
 
 RULE = "small-collectives"
 # Histogram bucket of the largest scalar: bucket b holds [2^(b-1), 2^b - 1] bytes, so

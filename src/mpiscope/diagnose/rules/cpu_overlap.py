@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..profile import Profile
-from ..report.environment import env_values
-from .common import (BIND_ANYWHERE, MIN_COST_PCT, bind_command, env_of, ev, finding, ranks_field,
+from ...profile import Profile
+from ...report.environment import env_values
+from ..common import (BIND_ANYWHERE, MIN_COST_PCT, bind_command, env_of, ev, finding, ranks_field,
                      stat, worth)
 
 RULE = "cpu-overlap"
