@@ -1,6 +1,6 @@
 /* osu_method: a minimal, independent implementation of the OSU micro-benchmarks'
  * documented method, used as the reference the kernels are checked against
- * (tests/test_bench_method.py, perf/bench_accuracy/). It shares no code with
+ * (tests/bench/test_bench_method.py, perf/bench_accuracy/). It shares no code with
  * the kernels (no common.c): written from the method, not from the kernels.
  *
  *   osu_method latency|bw|bibw|barrier|bcast|reduce|allreduce|allgather|alltoall

@@ -4,7 +4,7 @@
  * X(NAME, TYPE, DEFAULT, RANGE, DOC): the variable is MPISCOPE_<NAME>; TYPE is
  * bool (0/1), int (RANGE "min..max"), choice (RANGE "a|b|...", stored as the
  * index of the value) or string. settings.c generates the parsing from this
- * table; docs/settings.md lists the same rows (tests/test_runtime_settings.py
+ * table; docs/settings.md lists the same rows (tests/runtime/lifecycle/test_runtime_settings.py
  * checks that they agree). A bad value prints one warning (rank 0) and the
  * default is used: a setting never stops the application.
  */

@@ -89,7 +89,7 @@ else
 fi
 
 # --- mpi4py's own test suite -------------------------------------------------
-# tests/test_reliability_mpi4py.py and perf/reliability/mpi4py_matrix.py run
+# tests/reliability/test_reliability_mpi4py.py and perf/reliability/mpi4py_matrix.py run
 # the suite from the sdist of the mpi4py installed above; it is cached in
 # build/ (never copied into the tree). --no-binary mpi4py: its sdist, while pip
 # may read its metadata with wheels of its build requirements.

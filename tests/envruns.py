@@ -12,9 +12,7 @@ N = 2
 OMP_STEPS = ("omp_steps", "20", "2000000")
 TASKSET0 = ("taskset", "-c", "0")
 
-# The launcher's own binding options per MPI (hydra binds nothing unless asked).
-BIND_CORE = {"openmpi": ("--bind-to", "core"), "mpich": ("-bind-to", "core")}
-BIND_NONE = {"openmpi": ("--bind-to", "none"), "mpich": ("-bind-to", "none")}
+BIND_CORE, BIND_NONE = er.BIND_CORE, er.BIND_NONE
 
 
 def omp_env(threads: int) -> tuple[tuple[str, str], ...]:

@@ -1,6 +1,6 @@
 """Generate, from runtime/wrappers/functions.py, a C program that calls every wrapped
 function with one erroneous argument at a time under MPI_ERRORS_RETURN
-(issue 21, "Erroneous calls"; tests/test_runtime_error_calls.py runs it).
+(issue 21, "Erroneous calls"; tests/runtime/counting/test_runtime_error_calls.py runs it).
 
 Each case is one call in which every argument is valid and harmless except
 one: a null handle (communicator, datatype, operation, group, window, file,

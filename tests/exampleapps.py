@@ -1,4 +1,4 @@
-"""Helpers for the mini-app tests (tests/test_examples_*.py).
+"""Helpers for the mini-app tests (tests/examples/test_examples_*.py).
 
 The apps are built per MPI into libexec/mpiscope/examples/ (examples/CMakeLists.txt).
 Each prints one line starting with ``RESULT <app>`` that must be the same for
@@ -54,12 +54,15 @@ def result(impl: str, n: int, name: str, *args: str, cwd=None) -> str:
 
 
 def profiled(impl: str, n: int, name: str, *args: str, outdir: Path,
-             extra: tuple[str, ...] = ()) -> tuple[Profile, str]:
-    """Run mini-app ``name`` under ``mpiscope run`` into outdir; return (profile, RESULT line)."""
+             extra: tuple[str, ...] = (), launch: list[str] | None = None
+             ) -> tuple[Profile, str]:
+    """Run mini-app ``name`` under ``mpiscope run`` into outdir; return (profile, RESULT line).
+    ``launch``: the whole launcher command (default ``mpitest.launcher(impl, n)``)."""
     outdir.mkdir(parents=True, exist_ok=True)
     before = set(outdir.glob("*.mpiscope"))
     cmd = mpitest.mpiscope_cmd("run", "--dir", str(outdir), "--mpi", impl, *extra, "--",
-                               *mpitest.launcher(impl, n), app(impl, name), *map(str, args))
+                               *(launch or mpitest.launcher(impl, n)), app(impl, name),
+                               *map(str, args))
     proc = mpitest.run(cmd, cwd=outdir, timeout=TIMEOUT)
     new = sorted(set(outdir.glob("*.mpiscope")) - before)
     assert len(new) == 1, f"expected one new profile in {outdir}, got {new}\n{proc.stderr}"
@@ -106,3 +109,27 @@ def mix(bits: np.ndarray, index: np.ndarray) -> np.ndarray:
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         return z ^ (z >> np.uint64(31))
+
+
+def blocks(n: int, p: int) -> list[int]:
+    """examples/common/miniapp.c:miniapp_block lengths."""
+    return [n // p + (1 if c < n % p else 0) for c in range(p)]
+
+
+def expected_halo_traffic(grid: tuple[int, int], procs: tuple[int, int], steps: int):
+    """(messages, bytes) matrices of a 2-D run: one message per neighbour per step;
+    x faces carry the interior rows, y faces whole rows with their two ghosts."""
+    (nx, ny), (px, py) = grid, procs
+    lx, ly = blocks(nx, px), blocks(ny, py)
+    size = px * py
+    msgs = np.zeros((size, size), np.int64)
+    nbytes = np.zeros((size, size), np.int64)
+    for r in range(size):
+        cx, cy = r % px, r // px
+        for dx, dy in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+            if 0 <= cx + dx < px and 0 <= cy + dy < py:
+                peer = cx + dx + px * (cy + dy)
+                msgs[r, peer] = steps
+                face = ly[cy] if dx else lx[cx] + 2
+                nbytes[r, peer] = steps * face * 8
+    return msgs, nbytes

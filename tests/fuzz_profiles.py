@@ -1,4 +1,4 @@
-"""Mutated profiles through every command that reads one (tests/test_reader_fuzz.py
+"""Mutated profiles through every command that reads one (tests/reliability/test_reader_fuzz.py
 runs a slice in CI, perf/reliability/fuzz_readers.py thousands).
 
 ``READERS`` is the table of commands: one line per command, its arguments with

@@ -21,6 +21,7 @@ Programs run once per (program, implementation, options) per session through
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -412,3 +413,109 @@ def check_program(runner: Runner, impl: str, program: str, expect_fn, *args: str
     assert_rank_sanity(prof, threads=threads)
     assert_one_node(prof)
     return prof
+
+
+# Expected traffic of tests/programs/p2p_blocking.c, coll_blocking.c and regions.c,
+# and readers of a profile's summary and per-communicator rows: shared by the runtime's
+# counting, lifecycle and reliability tests.
+
+def p2p_blocking(P: int, polls: dict) -> Expect:
+    e = Expect(P)
+    for r in range(P):
+        left, right = ring(P, r)
+        e.call(r, "MPI_Send", 40).call(r, "MPI_Ssend", 400).call(r, "MPI_Bsend", 1000)
+        e.call(r, "MPI_Rsend", 12)
+        for n in (40, 400, 1000):
+            e.call(r, "MPI_Recv", recv=n)
+        e.call(r, "MPI_Irecv", recv=12).call(r, "MPI_Wait").call(r, "MPI_Barrier")
+        e.call(r, "MPI_Sendrecv", 8000, 8000).call(r, "MPI_Sendrecv_replace", 40, 40)
+        for n in (40, 400, 1000, 12, 8000):
+            e.msg(r, right, n)
+        e.msg(r, left, 40)
+    return e
+
+
+def tri(P: int) -> int:
+    return P * (P + 1) // 2
+
+
+def coll_blocking(P: int, polls: dict) -> Expect:
+    e = Expect(P)
+    for r in range(P):
+        e.call(r, "MPI_Barrier")
+        e.call(r, "MPI_Bcast", 40 if r == 0 else 0, 0 if r == 0 else 40)
+        e.call(r, "MPI_Reduce", 32, 32 if r == P - 1 else 0)
+        e.call(r, "MPI_Allreduce", 24, 24)
+        e.call(r, "MPI_Gather", 8, 8 * P if r == 0 else 0)
+        e.call(r, "MPI_Gatherv", 4 * (r + 1), 4 * tri(P) if r == 1 % P else 0)
+        e.call(r, "MPI_Scatter", 20 * P if r == 0 else 0, 20)
+        e.call(r, "MPI_Scatterv", 4 * tri(P) if r == 0 else 0, 4 * (r + 1))
+        e.call(r, "MPI_Allgather", 24, 24 * P)
+        e.call(r, "MPI_Allgatherv", 4 * (r + 1), 4 * tri(P))
+        e.call(r, "MPI_Alltoall", 4 * P, 4 * P)
+        e.call(r, "MPI_Alltoallv", 4 * tri(P), 4 * (r + 1) * P)
+        e.call(r, "MPI_Reduce_scatter_block", 8 * P, 8)
+        e.call(r, "MPI_Reduce_scatter", 4 * tri(P), 4 * (r + 1))
+        e.call(r, "MPI_Scan", 4, 4).call(r, "MPI_Exscan", 4, 4)
+    return e
+
+
+def regions(P: int, polls: dict) -> Expect:
+    e = Expect(P)
+    for r in range(P):
+        e.call(r, "MPI_Barrier")
+        e.call(r, "MPI_Allreduce", 4, 4, calls=2, region="outer")
+        e.call(r, "MPI_Sendrecv", 8, 8, calls=3, region="inner")
+        e.msg(r, (r + 1) % P, 8, msgs=3)
+        e.call(r, "MPI_Bcast", 12 if r == 0 else 0, 0 if r == 0 else 12, calls=3, region="solo")
+        if r % 2 == 0 and r + 1 < P:
+            e.call(r, "MPI_Send", 16, region="evens").msg(r, r + 1, 16)
+        if r % 2 == 1:
+            e.call(r, "MPI_Recv", recv=16)
+    return e
+
+
+def summary_records(prof) -> dict:
+    names = prof.functions
+    out = {}
+    for s in prof.summary:
+        rank_level = int(s["func"]) == fmt.SUMMARY_RANK_LEVEL
+        metric = (fmt.SUMMARY_RANK_METRICS if rank_level else fmt.FUNC_METRICS)[int(s["metric"])]
+        key = (None if rank_level else names[int(s["func"])], region_name(prof, int(s["region"])),
+               metric)
+        assert key not in out, f"SUMMARY record {key} twice"
+        out[key] = (float(s["min"]), float(s["max"]), float(s["sum"]), int(s["min_rank"]),
+                    int(s["max_rank"]), int(s["nonzero"]))
+    return out
+
+
+def by_comm(path: str) -> dict[str, dict]:
+    rep = json.loads(mpitest.run(mpitest.mpiscope_cmd("report", "--json", path)).stdout)
+    return {r["name"]: r for r in rep["communicators"]}
+
+
+def fn(row: dict, name: str) -> dict:
+    return next((f for f in row["functions"] if f["name"] == name),
+                {"calls": 0, "bytes_sent": 0, "bytes_recv": 0})
+
+
+# Calls per rank of every MPI function the Fortran programs (tests/programs/fortran_*.f90)
+# call; fortran_twin.c has them in order.
+FORTRAN_CALLS = {
+    "MPI_Init": 1, "MPI_Comm_rank": 2, "MPI_Comm_size": 2, "MPI_Send": 1, "MPI_Recv": 1,
+    "MPI_Get_count": 1, "MPI_Irecv": 6, "MPI_Isend": 6, "MPI_Waitall": 2,
+    "MPI_Allreduce": 3, "MPI_Bcast": 1, "MPI_Sendrecv": 3, "MPI_Waitany": 4,
+    "MPI_Comm_split": 1, "MPI_Comm_free": 1, "MPI_Get_address": 4,
+    "MPI_Type_create_struct": 2, "MPI_Type_commit": 2, "MPI_Type_free": 2,
+    "MPI_Barrier": 1, "MPI_Gather": 1, "MPI_Pcontrol": 6, "MPI_Finalize": 1,
+}
+
+
+def calls_by_rank(prof) -> dict[str, np.ndarray]:
+    """Function name -> calls per rank, summed over regions."""
+    out = {}
+    for fid, name in enumerate(prof.functions):
+        rows = prof.funcs[prof.funcs["func"] == fid]
+        out[name] = np.bincount(rows["rank"], weights=rows["calls"],
+                                minlength=prof.nranks).astype(np.int64)
+    return out

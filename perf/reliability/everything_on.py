@@ -3,7 +3,7 @@ with sync, regions and summary mode together: exact counts.
 
     python3 perf/reliability/everything_on.py [--ranks 64] [--impl openmpi]
 
-The checks are tests/test_reliability_everything_on.py's (CI runs them at
+The checks are tests/reliability/test_reliability_everything_on.py's (CI runs them at
 64 Open MPI and 2 MPICH ranks; this script at any count): each app under
 ``mpiscope run --sync --mode summary`` prints the RESULT line of a run on one
 rank without the runtime, and the summary's calls and bytes (min, max, sum,

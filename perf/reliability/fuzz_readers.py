@@ -4,7 +4,7 @@
         [--cli-every 50] [--no-real] [--keep DIR]
 
 The table of commands and the mutators are tests/fuzz_profiles.py (CI runs a
-slice of it in tests/test_reader_fuzz.py). The intact profiles mutated are
+slice of it in tests/reliability/test_reader_fuzz.py). The intact profiles mutated are
 synthetic ones (full and summary mode) and, unless --no-real, two real ones:
 the stencil mini-app at 4 Open MPI ranks under ``mpiscope run`` (full and
 summary mode; regions, a Cartesian communicator, MPI-IO, ENV and, with

@@ -8,7 +8,7 @@ point, collectives, RMA (accumulates into a window: a lost update fails the
 program's own check) and nonblocking point-to-point, each on its own thread
 and communicator. A run holds when the job exits 0, every rank prints "ok",
 and the profile's calls, bytes and messages are exactly the expectation of
-tests/test_reliability_threads.py. Prints one line per failure and a total;
+tests/reliability/test_reliability_threads.py. Prints one line per failure and a total;
 exits 1 if any run failed (docs/reliability.md).
 """
 

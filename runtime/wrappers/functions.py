@@ -23,7 +23,7 @@ function whose wrapper is written by hand (runtime/lifecycle.c).
 
 RATIONALE: the roles live here, not in the generator (mpiP keeps them in 14
 tables inside its generator, keyed by argument name, so renaming an argument
-silently loses a byte count). tests/test_runtime_generator.py checks that every
+silently loses a byte count). tests/runtime/wrappers/test_runtime_generator.py checks that every
 role names real arguments and that every entry yields a wrapper.
 
 MPI-4.0 (wrapped where the MPI built against declares it). Flags after the
@@ -49,7 +49,7 @@ equal to their base's, and the rule above is the standard's own (MPI-4.0's
 large-count bindings and persistent collective operations); a wrong
 derivation cannot pass unnoticed, because the generated definition must
 match the prototype mpi.h declares or the build fails (and
-tests/test_runtime_mpi4.py compares them with MPICH's mpi.h).
+tests/runtime/counting/test_runtime_mpi4.py compares them with MPICH's mpi.h).
 MPI-4 entries (derived or flagged mpi4) are generated only when the MPI's
 mpi.h declares them: load(declared=...) keeps those whose names are in the
 set gen_wrappers.py finds by preprocessing mpi.h with the MPI's compiler

@@ -3,7 +3,7 @@
 runtime/wrappers/exports_diff.py compares runtime/wrappers/functions.py with every ``MPI_``
 function each installed MPI library exports; every exported function must be
 either wrapped (a line of functions.LIST) or matched here by a category
-(the first that matches names its reason) (tests/test_runtime_exports.py checks both MPIs). docs/runtime.md
+(the first that matches names its reason) (tests/runtime/wrappers/test_runtime_exports.py checks both MPIs). docs/runtime.md
 ("What is not wrapped") renders this table.
 
 A function belongs in a profile when it moves data, synchronizes ranks, waits,

@@ -32,6 +32,9 @@ _MODES = {fmt.MODE_FULL: "full", fmt.MODE_SUMMARY: "summary"}
 # Sections each mode must have; the others may be absent (empty).
 _REQUIRED = {"full": (fmt.SEC_META, fmt.SEC_RANKS), "summary": (fmt.SEC_META, fmt.SEC_SUMMARY)}
 
+# MPI_Comm_size returns an int: no job has more ranks than this.
+MAX_RANKS = 2**31 - 1
+
 # Per-rank sections whose `rank` field must be < nranks.
 _RANKED = ("funcs", "hist", "peers", "regions", "inflight", "comms", "env")
 
@@ -160,6 +163,8 @@ def _parse(name: str, buf) -> Profile:
     if not isinstance(meta, dict):
         raise corrupt("META is not a JSON object")
     nranks = int(h["nranks"])
+    if not 1 <= nranks <= MAX_RANKS:
+        raise corrupt(f"the header says {nranks} ranks (an MPI job has 1 to {MAX_RANKS})")
 
     def section(kind: int) -> np.ndarray:
         arr = found.get(kind)

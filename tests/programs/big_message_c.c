@@ -1,6 +1,6 @@
 /*
  * One large-count message of more than 2^31 elements (MPI-4 MPI_Send_c /
- * MPI_Recv_c; tests/test_runtime_mpi4.py): rank 0 sends rank 1 2^31 + 8
+ * MPI_Recv_c; tests/runtime/counting/test_runtime_mpi4.py): rank 0 sends rank 1 2^31 + 8
  * MPI_BYTEs, a count no int can hold. Rank 1 checks MPI_Get_count_c. One
  * 2 GiB + 8 B buffer per rank, freed at once. Other ranks only take part in
  * MPI_Init/Finalize. Without MPI-4 (Open MPI 4.1) it says so and exits 0.

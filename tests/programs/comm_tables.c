@@ -1,5 +1,5 @@
 /*
- * Known traffic on several communicators, for tests/test_runtime_commtab.py
+ * Known traffic on several communicators, for tests/runtime/counting/test_runtime_commtab.py
  * (per-communicator tables). With P ranks (P even, >= 2), per rank:
  *   world:                 1 MPI_Allreduce (1 int)
  *   dup of world, named "halo" by MPI_Comm_set_name: 2 MPI_Allreduce (1 int)

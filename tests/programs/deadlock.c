@@ -1,5 +1,5 @@
 /*
- * Hangs on purpose, for the snapshot tests (tests/test_runtime_snapshot.py):
+ * Hangs on purpose, for the snapshot tests (tests/runtime/lifecycle/test_runtime_snapshot.py):
  * after known traffic (one MPI_Allreduce, one ring MPI_Sendrecv of 8 ints),
  * every rank prints its pid, then the last rank calls MPI_Barrier and all the
  * others MPI_Recv from the last rank, which never sends: a snapshot must show

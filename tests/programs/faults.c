@@ -1,5 +1,5 @@
 /*
- * Faults a profiled program may have (tests/test_reliability_faults.py runs
+ * Faults a profiled program may have (tests/reliability/test_reliability_faults.py runs
  * each with and without the runtime and compares): argv[1] picks one.
  *   segv            rank 1 (rank 0 at 1 rank) raises SIGSEGV after a barrier
  *                   while the others wait in a second barrier

@@ -1,6 +1,6 @@
 ! Known traffic through the `use mpi_f08` binding: the traffic of
 ! fortran_traffic.inc (which describes it) with mpi_f08's types
-! (tests/test_fortran_bindings.py holds the expected counts, fortran_twin.c is
+! (tests/runtime/counting/test_fortran_bindings.py holds the expected counts, fortran_twin.c is
 ! the same traffic in C).
 ! Regions are opened through `region`, a routine using mpif.h: the mpi_f08
 ! interface for MPI_Pcontrol takes the level only, so IPM's

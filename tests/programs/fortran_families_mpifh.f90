@@ -5,7 +5,7 @@
 ! communicator and group constructors, one-sided (Win_allocate, Put, Get),
 ! MPI-IO (file names and data representation as CHARACTER arguments).
 ! fortran_families_f08.f90 is the same through mpi_f08 and
-! fortran_families_twin.c the same in C; tests/test_fortran_families.py
+! fortran_families_twin.c the same in C; tests/runtime/counting/test_fortran_bindings.py
 ! requires their profiles to be equal and their output unchanged by the runtime.
 ! Every call sequence is deterministic (no polling loops), so counts are exact.
 program fortran_families_mpifh

@@ -1,6 +1,6 @@
 /*
  * The traffic of fortran_families_mpifh.f90 / fortran_families_f08.f90, call
- * for call, in C: tests/test_fortran_families.py requires the Fortran
+ * for call, in C: tests/runtime/counting/test_fortran_bindings.py requires the Fortran
  * programs' profiles to equal this program's record for record.
  */
 #include <mpi.h>

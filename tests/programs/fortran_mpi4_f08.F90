@@ -1,4 +1,4 @@
-! MPI-4 routines through `use mpi_f08` (tests/test_runtime_mpi4.py), on a ring:
+! MPI-4 routines through `use mpi_f08` (tests/runtime/counting/test_runtime_mpi4.py), on a ring:
 ! MPI_Barrier_init + MPI_Start + MPI_Wait + MPI_Request_free; partitioned
 ! MPI_Precv_init / MPI_Psend_init of 4 x 8 integers, 2 rounds of MPI_Startall,
 ! readiness (round 0: MPI_Pready(0) + MPI_Pready_range(1, 3); round 1:

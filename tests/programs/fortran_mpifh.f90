@@ -1,5 +1,5 @@
 ! Known traffic through the mpif.h binding: the body is fortran_traffic.inc,
-! which describes it (tests/test_fortran_bindings.py holds the expected counts,
+! which describes it (tests/runtime/counting/test_fortran_bindings.py holds the expected counts,
 ! fortran_twin.c is the same traffic in C).
 ! Regions are entered and left with IPM's MPI_Pcontrol(level, "name") (in
 ! `region` below).

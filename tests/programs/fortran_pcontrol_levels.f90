@@ -1,7 +1,7 @@
 ! MPI_Pcontrol with a level and no name through mpif.h, as plain MPI allows.
 ! mpiscope's mpi_pcontrol_ also serves IPM's MPI_Pcontrol(level, "name"), so
 ! here it finds leftovers where a name and its length would be; it must take
-! none of them for a region name (tests/test_fortran_bindings.py).
+! none of them for a region name (tests/runtime/counting/test_fortran_bindings.py).
 program fortran_pcontrol_levels
   implicit none
   include 'mpif.h'

@@ -1,6 +1,6 @@
 /*
  * The traffic of fortran_mpifh.f90 / fortran_usempi.f90 / fortran_f08.f90,
- * call for call, written in C. tests/test_fortran_bindings.py checks that each
+ * call for call, written in C. tests/runtime/counting/test_fortran_bindings.py checks that each
  * Fortran binding's profile equals this program's: same functions, calls,
  * bytes, histograms, peers and regions, so a Fortran call counts exactly once.
  */

@@ -1,5 +1,5 @@
 ! Known traffic through the `use mpi` binding: the body is fortran_traffic.inc,
-! which describes it (tests/test_fortran_bindings.py holds the expected counts,
+! which describes it (tests/runtime/counting/test_fortran_bindings.py holds the expected counts,
 ! fortran_twin.c is the same traffic in C).
 ! Regions are opened through `region`, a routine using mpif.h: Open MPI's `use
 ! mpi` interface for MPI_Pcontrol takes the level only, so IPM's

@@ -1,6 +1,6 @@
 /*
  * Every MPI-4 family the runtime wraps where mpi.h declares it (MPICH 4.0
- * here; tests/test_runtime_mpi4.py), once each on a ring of P ranks (left,
+ * here; tests/runtime/counting/test_runtime_mpi4.py), once each on a ring of P ranks (left,
  * right), with known sizes. Per rank:
  *   A  MPI_Isendrecv 10 ints right / from left, MPI_Isendrecv_replace 7
  *      doubles left / from right, MPI_Isendrecv_c 5 ints right / from left,

@@ -1,6 +1,6 @@
 /*
  * mpit_flood.c - known states of rank 0's message queues, for the MPI_T tests
- * (tests/test_runtime_mpit.py).
+ * (tests/runtime/lifecycle/test_runtime_mpit.py).
  *
  *   mpit_flood flood N      every other rank sends N small messages to rank 0
  *                           before rank 0 posts any receive: rank 0's

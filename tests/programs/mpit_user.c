@@ -1,5 +1,5 @@
 /*
- * mpit_user.c - a program with its own MPI_T session (tests/test_runtime_mpit.py):
+ * mpit_user.c - a program with its own MPI_T session (tests/runtime/lifecycle/test_runtime_mpit.py):
  * MPI_T_init_thread before MPI_Init, a session reading every numeric
  * performance variable it can (bound to nothing or to MPI_COMM_WORLD), and
  * MPI_T_finalize before MPI_Finalize. The runtime's own session

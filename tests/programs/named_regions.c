@@ -2,7 +2,7 @@
  * Every argument is also a region name: for each argv[i] (i >= 1), in order,
  * MPI_Pcontrol(1, argv[i]); MPI_Barrier; MPI_Pcontrol(-1, argv[i]). For
  * names and arguments with quotes, markup, newlines, 300 bytes and bytes
- * that are not UTF-8 (tests/test_reliability_strings.py).
+ * that are not UTF-8 (tests/reliability/test_reliability_strings.py).
  */
 #include <mpi.h>
 #include "known.h"

@@ -1,7 +1,7 @@
 /*
  * Blocking point-to-point on a ring, one call of each kind per rank, each
  * with its own size so every function lands in its own histogram bucket.
- * Expected profile: tests/test_runtime_p2p.py (right = rank+1, left = rank-1):
+ * Expected profile: tests/runtime/counting/test_runtime_p2p.py (right = rank+1, left = rank-1):
  *   MPI_Send 40 B, MPI_Ssend 400 B, MPI_Bsend 1000 B, MPI_Rsend 12 B to right;
  *   MPI_Recv x3 (40, 400, 1000 B from left); MPI_Irecv + MPI_Wait (12 B) and
  *   one MPI_Barrier around the ready send; MPI_Sendrecv 8000 B to right /

@@ -1,5 +1,5 @@
 /*
- * A long run for the snapshot tests (tests/test_runtime_snapshot.py):
+ * A long run for the snapshot tests (tests/runtime/lifecycle/test_runtime_snapshot.py):
  *   snap_long SECONDS [own-term]
  * every rank runs steps of one MPI_Allreduce (1 int) and a 10 ms sleep until
  * SECONDS have passed (rank 0's clock decides, by the Allreduce), then

@@ -1,4 +1,4 @@
-"""An mpi4py program for tests/test_runtime_python.py: STEPS rounds of one
+"""An mpi4py program for tests/runtime/counting/test_runtime_python.py: STEPS rounds of one
 ring Sendrecv of 16 doubles and one Allreduce of one double, per rank.
 
     python3 mpi4py_ring.py --steps N

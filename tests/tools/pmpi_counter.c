@@ -1,5 +1,5 @@
 /*
- * pmpi_counter.c - a classic PMPI tool written for tests/test_runtime_stacking.py:
+ * pmpi_counter.c - a classic PMPI tool written for tests/runtime/wrappers/test_runtime_stacking.py:
  * its wrappers count calls and call PMPI_<Name> themselves (as mpiP and IPM
  * do). Built as a shared library by the test and preloaded before or after
  * libmpiscope.so. At MPI_Finalize every rank prints one line

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..profile import Profile
 from ..report.build import _descendants
+from ..report.tables import environment_lines
 from . import charts, page, tables
 from .escape import plot_text
 from .explain import diagnosis_section, pop_section
@@ -160,6 +161,19 @@ def _mpit_section(mpit: dict | None) -> Markup | None:
                         anchor="mpit")
 
 
+def _environment_section(env: dict | None, nranks: int) -> Markup | None:
+    """MPI_Init/MPI_Finalize time, OpenMP, CPU binding and tuning variables (report's
+    Environment block), or why the profile has none."""
+    if not env:
+        return None
+    if not env.get("available"):
+        return page.section("Environment", page.para(env["why_not"]), anchor="environment")
+    lines = [page.para(line) for line in environment_lines(env, nranks)]
+    return page.section("Environment", tables.environment_table(env), *lines,
+                        tables.affinity_table(env) if env["nodes"] else None,
+                        anchor="environment")
+
+
 def profile_sections(prof: Profile, rep: dict, diagnosis: dict | None,
                      ppn: int | None = None) -> tuple[list[Markup], list[tuple[str, str]]]:
     """Every section of one profile's page and the table-of-contents links.
@@ -181,6 +195,8 @@ def profile_sections(prof: Profile, rep: dict, diagnosis: dict | None,
             rep["functions"], "MPI functions (time per rank in seconds); click a header to "
                               "sort"), anchor="functions") if rep["functions"] else None,
         _mpit_section(rep.get("mpit")),
+        page.section("Communicators", tables.comm_table(rep["communicators"]), anchor="comms")
+        if rep.get("communicators") else None,
         _comm_section(prof, rep, ppn),
         page.section("Message sizes", page.figure(charts.size_histogram(
             rep["histogram"], "Calls per message size, by function")),
@@ -189,11 +205,13 @@ def profile_sections(prof: Profile, rep: dict, diagnosis: dict | None,
         _regions_section(prof, rep),
         page.section("MPI-IO files", tables.io_table(rep["io_files"]), anchor="io")
         if rep["io_files"] else None,
+        _environment_section(rep.get("environment"), prof.nranks),
     ]
     sections = [s for s in sections if s is not None]
     titles = {"run": "Run", "diagnosis": "Diagnosis", "pop": "POP", "ranks": "Per rank",
-              "functions": "Functions", "mpit": "MPI_T", "comm": "Communication", "sizes": "Message sizes",
-              "regions": "Regions", "io": "MPI-IO"}
+              "functions": "Functions", "mpit": "MPI_T", "comms": "Communicators",
+              "comm": "Communication", "sizes": "Message sizes", "regions": "Regions",
+              "io": "MPI-IO", "environment": "Environment"}
     nav = [(a, label) for a, label in titles.items() if f'id="{a}"' in "".join(sections)]
     return sections, nav
 

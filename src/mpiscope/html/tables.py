@@ -6,7 +6,8 @@ exact value.
 
 from __future__ import annotations
 
-from ..report.tables import fmt_bytes, fmt_count, fmt_pct, fmt_pe, fmt_time, fmt_utc, fmt_value
+from ..report.tables import (ENV_TIME_ROWS, NA, comm_texts, fmt_bytes, fmt_count, fmt_pct, fmt_pe,
+                             fmt_time, fmt_utc, fmt_value, masks_text)
 from . import page
 from .page import Markup, cell
 
@@ -131,3 +132,41 @@ def mpit_table(mpit: dict) -> Markup:
     return page.table(["variable", "", "min", "max", "avg", "minPE", "maxPE", "what"], out,
                       caption="MPI_T performance variables (per rank; peak = highest sample "
                               "of a level)")
+
+
+def environment_table(env: dict) -> Markup:
+    """MPI_Init, MPI_Finalize and CPU time per rank (``rep["environment"]``)."""
+    rows = [[label.strip(), *_stat_cells(env[key])] for key, label in ENV_TIME_ROWS]
+    return page.table(["seconds per rank", *STAT_COLUMNS], rows,
+                      caption="MPI_Init, MPI_Finalize and CPU time")
+
+
+def affinity_table(env: dict) -> Markup:
+    """CPU affinity per node: which ranks run on which CPUs, and the binding problems."""
+    shown = len(env["nodes"])
+    more = "" if shown == env["nodes_total"] else f", {shown} of {env['nodes_total']:,} nodes"
+    out = []
+    for n in env["nodes"]:
+        out.append([cell(str(n["node"]), n["node"]), n["hostname"] or NA,
+                    cell(fmt_count(n["ranks"]), n["ranks"]), masks_text(n),
+                    cell(fmt_count(n["unbound"]), n["unbound"]),
+                    cell(fmt_count(n["overlap"]), n["overlap"]),
+                    cell(f"{n['load_max']:.2g}", n["load_max"])])
+    return page.table(["node", "host", "ranks", "masks (ranks: CPUs x threads)", "unbound",
+                       "overlap", "threads/CPU"], out,
+                      caption=f"CPU affinity per node (ranks -> CPUs{more})")
+
+
+def comm_table(rows: list[dict]) -> Markup:
+    """MPI per communicator (``rep["communicators"]``), members as world ranks."""
+    out = []
+    for r in rows:
+        size, members, funcs = comm_texts(r)
+        out.append([r["name"], cell(size, r["size"]), members,
+                    cell(fmt_pct(r["pct_mpi"]), r["pct_mpi"]), cell(fmt_time(r["time"]), r["time"]),
+                    cell(fmt_count(r["calls"]), r["calls"]),
+                    cell(fmt_bytes(r["bytes_sent"]), r["bytes_sent"]),
+                    cell(fmt_bytes(r["bytes_recv"]), r["bytes_recv"]), funcs])
+    return page.table(["communicator", "size", "members", "% MPI", "total time", "calls",
+                       "bytes sent", "bytes recv", "functions"], out,
+                      caption="MPI per communicator (whole run; members as world ranks)")

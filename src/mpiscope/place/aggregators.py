@@ -70,6 +70,22 @@ def aggregator_ranks(node: np.ndarray, cb_nodes: int, cb_config_list: str | None
     return np.array(by_node[:cb_nodes], np.int64)
 
 
+def aggregators_in_blocks(nranks: int, ppn: int, cb_nodes: int, cb_config_list: str | None,
+                          rule: str) -> np.ndarray:
+    """aggregator_ranks when consecutive ranks fill nodes of ``ppn`` (a summary-mode profile
+    modelled with --ppn): the same ranks, in O(cb_nodes) time and memory instead of a
+    per-rank node array, since a summary profile's rank count is not bounded by its size."""
+    cb_nodes = max(1, min(int(cb_nodes), nranks))
+    if rule == "stride":
+        return (np.arange(cb_nodes, dtype=np.int64) * nranks) // cb_nodes
+    if rule != "romio":
+        raise UserError(f"unknown aggregator rule {rule!r}: use {' or '.join(RULES)}")
+    per_node = min(_per_node(cb_config_list), ppn)
+    k = np.arange(cb_nodes, dtype=np.int64)  # the k-th chosen: rank k % per_node of node k // per_node
+    ranks = (k // per_node) * ppn + k % per_node
+    return ranks[ranks < nranks]  # a partial last node has fewer ranks
+
+
 def _hint_int(value) -> int | None:
     """An integer MPI-IO hint, or None when absent or not a number: the hints come from
     the profile, which is input (a malformed one must not crash a report)."""
@@ -79,30 +95,48 @@ def _hint_int(value) -> int | None:
         return None
 
 
-def aggregator_report(profile, node: np.ndarray, rule: str = "romio") -> list[dict]:
+def aggregator_report(profile, node: np.ndarray | None, rule: str = "romio",
+                      ppn: int | None = None) -> list[dict]:
     """Per collectively opened file: its hints, aggregators, their nodes and the
     bytes they passed to collective MPI-IO calls (all files together: the
-    profile keeps bytes per function, not per file), a warning if crowded."""
+    profile keeps bytes per function, not per file), a warning if crowded.
+
+    ``node``: node of every rank; None for consecutive ranks on nodes of ``ppn``
+    (summary mode: no per-rank bytes either, so those fields are None)."""
     files = profile.meta.get("io_files") or []
     if not isinstance(files, list) or not all(isinstance(f, dict) for f in files):
         raise UserError("corrupt mpiscope profile: META io_files is not a list of files")
     if not files:
         raise UserError("the profile records no collectively opened MPI-IO file")
-    nnodes = int(node.max()) + 1 if len(node) else 0
-    io_bytes = collective_io_bytes(profile)
+    if node is None:
+        if not ppn or ppn < 1:
+            raise UserError("ranks per node must be >= 1")
+        nnodes = -(-profile.nranks // ppn)
+        io_bytes = None
+    else:
+        nnodes = int(node.max()) + 1 if len(node) else 0
+        io_bytes = collective_io_bytes(profile)
     out = []
     for f in files:
         cb_nodes = _hint_int(f.get("cb_nodes")) or nnodes or 1
-        ranks = aggregator_ranks(node, cb_nodes, f.get("cb_config_list"), rule)
-        used = sorted(set(int(node[r]) for r in ranks))
+        if node is None:
+            ranks = aggregators_in_blocks(profile.nranks, ppn, cb_nodes, f.get("cb_config_list"),
+                                          rule)
+            nodes = (ranks // ppn).tolist()
+        else:
+            ranks = aggregator_ranks(node, cb_nodes, f.get("cb_config_list"), rule)
+            nodes = [int(node[r]) for r in ranks]
+        used = sorted(set(nodes))
         want = min(len(ranks), nnodes)
         entry = {"name": f.get("name", "?"), "cb_nodes": cb_nodes,
                  "cb_nodes_hint": f.get("cb_nodes"),
                  "cb_config_list": f.get("cb_config_list"), "rule": rule,
-                 "aggregators": ranks.tolist(), "nodes": [int(node[r]) for r in ranks],
-                 "aggregator_io_bytes": [int(io_bytes[r]) for r in ranks],
-                 "ranks_with_collective_io": int(np.count_nonzero(io_bytes)),
-                 "collective_io_bytes": int(io_bytes.sum()),
+                 "aggregators": ranks.tolist(), "nodes": nodes,
+                 "aggregator_io_bytes": None if io_bytes is None else
+                 [int(io_bytes[r]) for r in ranks],
+                 "ranks_with_collective_io": None if io_bytes is None else
+                 int(np.count_nonzero(io_bytes)),
+                 "collective_io_bytes": None if io_bytes is None else int(io_bytes.sum()),
                  "distinct_nodes": len(used), "crowded": len(used) < want}
         if entry["crowded"]:
             entry["warning"] = (f"{len(ranks)} aggregators of {entry['name']} sit on "

@@ -251,18 +251,28 @@ def aggregators(
             raise UserError("--order needs --ppn")
         node = node_of_rank(check_order(writers.read_order_file(order_file).sequence(),
                                         prof.nranks), ppn)
+    elif prof.is_summary:
+        # no per-rank rows: the nodes of the run are unknown, and a per-rank array would
+        # be as large as the rank count the header claims, not as the file
+        if not ppn:
+            raise UserError("a summary-mode profile has no per-rank node map: give --ppn N "
+                            "(N consecutive ranks per node)")
+        node = None
     else:
         node = prof.node_of_rank(ppn)
-    report = aggregator_report(prof, node, rule)
+    report = aggregator_report(prof, node, rule, ppn)
     if as_json:
         print(json.dumps(report, indent=1))
         return
     for f in report:
         assumed = "" if f["cb_nodes_hint"] is not None else " (no hint: one per node assumed)"
+        io = ("per-rank bytes not in a summary-mode profile"
+              if f["collective_io_bytes"] is None else
+              f"{f['collective_io_bytes']} B from {f['ranks_with_collective_io']} ranks (all files)")
         print(f"{f['name']}: cb_nodes={f['cb_nodes']}{assumed} cb_config_list={f['cb_config_list']} "
-              f"rule={f['rule']}; collective I/O: {f['collective_io_bytes']} B from "
-              f"{f['ranks_with_collective_io']} ranks (all files)")
-        for i, (r, n, b) in enumerate(zip(f["aggregators"], f["nodes"], f["aggregator_io_bytes"])):
-            print(f"  AGG {i:4d}  rank {r:6d}  node {n:5d}  {b} B")
+              f"rule={f['rule']}; collective I/O: {io}")
+        per_agg = f["aggregator_io_bytes"] or [None] * len(f["aggregators"])
+        for i, (r, n, b) in enumerate(zip(f["aggregators"], f["nodes"], per_agg)):
+            print(f"  AGG {i:4d}  rank {r:6d}  node {n:5d}" + ("" if b is None else f"  {b} B"))
         if f["crowded"]:
             print(f"  warning: {f['warning']}")

@@ -139,14 +139,21 @@ def comm_table(rows: list[dict]) -> Table:
     t = _table("MPI per communicator (whole run; members as world ranks)", "communicator", "size",
                "members", "% MPI", "total time", "calls", "bytes sent", "bytes recv", "functions")
     for r in rows:
-        members = NA if r["world_ranks"] is None else (
-            rank_list_text(r["world_ranks"]) + ("..." if r["size"] and r["size"] > len(r["world_ranks"]) else ""))
-        size = NA if r["size"] is None else f"{r['size']:,}" + (" (inter)" if r["inter"] else "")
-        funcs = ", ".join(f"{f['name']} {fmt_count(f['calls'])}" for f in r["functions"][:4])
+        size, members, funcs = comm_texts(r)
         t.add_row(r["name"], size, members, fmt_pct(r["pct_mpi"]), fmt_time(r["time"]),
                   fmt_count(r["calls"]), fmt_bytes(r["bytes_sent"]), fmt_bytes(r["bytes_recv"]),
-                  funcs + (", ..." if len(r["functions"]) > 4 else ""))
+                  funcs)
     return t
+
+
+def comm_texts(r: dict) -> tuple[str, str, str]:
+    """A communicator row's size, members (world ranks) and busiest functions, as text."""
+    members = NA if r["world_ranks"] is None else (
+        rank_list_text(r["world_ranks"]) +
+        ("..." if r["size"] and r["size"] > len(r["world_ranks"]) else ""))
+    size = NA if r["size"] is None else f"{r['size']:,}" + (" (inter)" if r["inter"] else "")
+    funcs = ", ".join(f"{f['name']} {fmt_count(f['calls'])}" for f in r["functions"][:4])
+    return size, members, funcs + (", ..." if len(r["functions"]) > 4 else "")
 
 
 def fmt_value(v) -> str:
@@ -307,18 +314,22 @@ def environment_lines(env: dict, nranks: int) -> list[str]:
     return lines
 
 
+def masks_text(node_row: dict) -> str:
+    """A node's ranks grouped by CPU mask: "0-1: 0,1; 2: 2 x4" (x: threads per rank)."""
+    masks = "; ".join(f"{g['ranks']}: {g['cpus'] or '?'}" +
+                      (f" x{g['threads']}" if g["threads"] != 1 else "") for g in node_row["groups"])
+    if node_row["groups_total"] > len(node_row["groups"]):
+        masks += f"; ... ({node_row['groups_total']} masks)"
+    return masks
+
+
 def affinity_table(env: dict) -> Table:
     shown = len(env["nodes"])
     more = "" if shown == env["nodes_total"] else f", {shown} of {env['nodes_total']:,} nodes"
     t = _table(f"CPU affinity per node (ranks -> CPUs{more})", "node", "host", "ranks",
                "masks (ranks: CPUs x threads)", "unbound", "overlap", "threads/CPU")
     for n in env["nodes"]:
-        masks = "; ".join(f"{g['ranks']}: {g['cpus'] or '?'}" + (f" x{g['threads']}" if
-                                                                  g["threads"] != 1 else "")
-                          for g in n["groups"])
-        if n["groups_total"] > len(n["groups"]):
-            masks += f"; ... ({n['groups_total']} masks)"
-        t.add_row(str(n["node"]), n["hostname"] or NA, fmt_count(n["ranks"]), masks,
+        t.add_row(str(n["node"]), n["hostname"] or NA, fmt_count(n["ranks"]), masks_text(n),
                   fmt_count(n["unbound"]), fmt_count(n["overlap"]), f"{n['load_max']:.2g}")
     return t
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import format as fmt
 from ...profile import Profile
-from ..common import MIN_COST_PCT, ev, finding, per_rank, program_command, ranks_field, worth
+from ..common import MIN_COST_PCT, ev, finding, program_command, ranks_field, worth
 
 RULE = "late-arrival"
 # Without sync data: CrayPat imbalance of the collective's time per rank above which the

@@ -14,6 +14,7 @@ from collections import defaultdict
 
 import mpitest
 from mpiscope import native, read
+from profile_expect import by_comm, fn
 
 
 def ranks(impl: str) -> int:
@@ -30,15 +31,6 @@ def run(impl: str, tmp_path, env: dict | None = None):
     [path] = re.findall(r"mpiscope: profile: (\S+)", proc.stderr)
     return n, path
 
-
-def by_comm(path: str) -> dict[str, dict]:
-    rep = json.loads(mpitest.run(mpitest.mpiscope_cmd("report", "--json", path)).stdout)
-    return {r["name"]: r for r in rep["communicators"]}
-
-
-def fn(row: dict, name: str) -> dict:
-    return next((f for f in row["functions"] if f["name"] == name),
-                {"calls": 0, "bytes_sent": 0, "bytes_recv": 0})
 
 
 def test_counts_per_communicator_are_exact(impl, tmp_path):

@@ -8,8 +8,8 @@ import pytest
 
 from mpiscope import format as fmt
 from mpiscope import read
-from profile_expect import HUNG, assert_profile, runner, setting  # noqa: F401  (fixture)
-from test_runtime_p2p import p2p_blocking
+from profile_expect import (HUNG, assert_profile, p2p_blocking, runner,  # noqa: F401  (fixture)
+                            setting)
 
 HANG_LIMIT = 60  # seconds a failing job may take to end
 

@@ -14,7 +14,7 @@ import mpitest
 import mpiscope
 from mpiscope import native
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 
 
 def table_rows() -> list[tuple[str, str, str]]:

@@ -13,23 +13,9 @@ from __future__ import annotations
 
 import pytest
 
-from profile_expect import Expect, check_program, ring, runner  # noqa: F401  (fixture)
+from profile_expect import (Expect, check_program, p2p_blocking, ring,  # noqa: F401  (fixture)
+                            runner)
 
-
-def p2p_blocking(P: int, polls: dict) -> Expect:
-    e = Expect(P)
-    for r in range(P):
-        left, right = ring(P, r)
-        e.call(r, "MPI_Send", 40).call(r, "MPI_Ssend", 400).call(r, "MPI_Bsend", 1000)
-        e.call(r, "MPI_Rsend", 12)
-        for n in (40, 400, 1000):
-            e.call(r, "MPI_Recv", recv=n)
-        e.call(r, "MPI_Irecv", recv=12).call(r, "MPI_Wait").call(r, "MPI_Barrier")
-        e.call(r, "MPI_Sendrecv", 8000, 8000).call(r, "MPI_Sendrecv_replace", 40, 40)
-        for n in (40, 400, 1000, 12, 8000):
-            e.msg(r, right, n)
-        e.msg(r, left, 40)
-    return e
 
 
 def p2p_nonblocking(P: int, polls: dict) -> Expect:

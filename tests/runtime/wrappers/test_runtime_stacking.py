@@ -18,7 +18,7 @@ import pytest
 
 import mpitest
 from mpiscope import native, read
-from test_fortran_bindings import CALLS, calls_by_rank
+from profile_expect import FORTRAN_CALLS as CALLS, calls_by_rank
 
 TOOL_SRC = mpitest.REPO / "tests" / "tools" / "pmpi_counter.c"
 PROGRAMS = ("fortran_twin", "fortran_mpifh")

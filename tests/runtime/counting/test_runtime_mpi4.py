@@ -24,9 +24,8 @@ from pathlib import Path
 
 import mpitest
 from mpiscope import native, read
-from profile_expect import Expect, assert_profile, bucket, check_program, program_path, \
+from profile_expect import Expect, assert_profile, bucket, by_comm, check_program, fn, program_path, \
     run_killable, runner  # noqa: F401  (fixture)
-from test_runtime_commtab import by_comm, fn
 
 RUNTIME = mpitest.REPO / "runtime" / "wrappers"
 MPICC = {"openmpi": "mpicc.openmpi", "mpich": "mpicc.mpich"}

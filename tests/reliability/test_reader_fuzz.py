@@ -118,6 +118,55 @@ def test_fuzzer_regressions_summary_and_io_files(tmp_path):
                                        f"META 'function_kinds' is not a list")
 
 
+def test_fuzzer_regressions_aggregators_huge_rank_counts(tmp_path):
+    """Found by perf/reliability/fuzz_readers.py (seed 1, cases 448, 706, 1000;
+    huge_count, header_values): a header claiming 2^40 ranks ended `place aggregators`
+    on a summary profile in `ValueError: Maximum allowed dimension exceeded` (a per-rank
+    array as long as the claim). The reader now refuses more ranks than MPI_Comm_size
+    can return, and a summary profile's aggregators are computed from --ppn without any
+    per-rank array: the same ranks as the per-rank path, in memory bounded by the file."""
+    import json
+
+    import fuzz_profiles
+    from mpiscope.place.aggregators import aggregator_ranks, aggregators_in_blocks
+
+    summ = testing.write_synthetic(tmp_path / "s.mpiscope", 8, mode="summary", ppn=4, steps=2)
+    meta = fuzz_profiles._meta(summ.read_bytes())
+    meta["io_files"] = [{"name": "out.dat", "cb_nodes": "3", "cb_config_list": "*:2"}]
+    base = fuzz_profiles.with_meta(summ.read_bytes(), json.dumps(meta).encode())
+    for nranks, ok in ((2**40, False), (2**31 - 1, True), (12, True)):
+        buf = bytearray(base)
+        fuzz_profiles._set_header(buf, "nranks", nranks)
+        path = tmp_path / f"n{nranks}.mpiscope"
+        path.write_bytes(bytes(buf))
+        rc, out, err, peak = fuzz_profiles.run_reader(
+            ["place", "aggregators", str(path), "--ppn", "4", "--json"])
+        if not ok:
+            assert rc == 2 and err.strip() == (
+                f"mpiscope: error: {path}: corrupt mpiscope profile: the header says {nranks} "
+                f"ranks (an MPI job has 1 to {2**31 - 1})")
+            continue
+        assert rc == 0, err
+        assert peak < 10 * len(buf) + (1 << 20)  # nothing per rank
+        (f,) = json.loads(out)
+        # romio, *:2 on nodes of 4: two ranks of each node in node order, the first 3
+        assert f["aggregators"] == [0, 1, 4] and f["nodes"] == [0, 0, 1]
+        assert f["aggregator_io_bytes"] is None and f["collective_io_bytes"] is None
+        rc, _, err, _ = fuzz_profiles.run_reader(["place", "aggregators", str(path)],
+                                                 measure=False)
+        assert rc == 2 and "summary-mode profile has no per-rank node map: give --ppn" in err
+    # The block formula is the per-rank selection whenever both can run.
+    for nranks in (1, 5, 12, 13, 64):
+        for ppn in (1, 3, 4, 16):
+            node = np.arange(nranks) // ppn
+            for cb in (1, 2, 5, 100):
+                for cfg in (None, "*:1", "*:2", "*:*", "bogus"):
+                    for rule in ("romio", "stride"):
+                        assert aggregators_in_blocks(nranks, ppn, cb, cfg, rule).tolist() == \
+                            aggregator_ranks(node, cb, cfg, rule).tolist(), \
+                            (nranks, ppn, cb, cfg, rule)
+
+
 def test_fuzzer_regressions_html_extreme_records(tmp_path):
     """Found by perf/reliability/fuzz_readers.py (seed 1, cases 861 and 1089;
     bad_record): histogram counts whose sum over ranks passes 2^64 ended

@@ -90,6 +90,31 @@ def test_summary_profile_page_says_what_is_missing(tmp_path):
     assert read(str(path)).is_summary
 
 
+def test_environment_section_full_summary_and_absent(tmp_path):
+    """The report's Environment block is on the page: times per rank, the facts lines and
+    the affinity table (full mode), the CPU lists (summary mode), or why there is none."""
+    from mpiscope.report import build_report
+
+    pages = {}
+    for name, mode, env in (("full", "full", True), ("summ", "summary", True),
+                            ("none", "full", False)):
+        path = testing.write_synthetic(tmp_path / f"{name}.mpiscope", 8, mode=mode, ppn=4,
+                                       with_env=env)
+        out = tmp_path / f"{name}.html"
+        mpitest.run(mpitest.mpiscope_cmd("html", str(path), "-o", str(out)))
+        pages[name] = (out.read_text(), build_report(read(str(path)))["environment"])
+    page, env = pages["full"]
+    assert '<section id="environment">' in page and 'href="#environment"' in page
+    assert "MPI_Init (entry to exit)" in page and "CPU affinity per node" in page
+    assert f"<td>{env['nodes'][0]['hostname']}</td>" in page
+    assert page.count("<tr><td>") >= len(env["nodes"])
+    page, env = pages["summ"]
+    assert env["source"] == "summary" and "Summary mode: CPU lists seen" in page
+    assert "CPU affinity per node" not in page
+    page, env = pages["none"]
+    assert not env["available"] and env["why_not"] in page
+
+
 def test_diagnosis_and_pop_dicts_render_what_is_there():
     from mpiscope.html.explain import diagnosis_section, pop_section
 

@@ -12,10 +12,8 @@ from mpiscope import format as fmt
 from mpiscope import native, read
 from mpiscope.report.environment import env_values
 from profile_expect import (HUNG, Expect, assert_one_node, assert_profile, assert_rank_sanity,
-                            observed_funcs, region_name, runner, setting)  # noqa: F401  (fixture)
-from test_runtime_collectives import coll_blocking
-from test_runtime_comms import regions
-from test_runtime_p2p import p2p_blocking
+                            coll_blocking, observed_funcs, p2p_blocking, region_name, regions,
+                            runner, setting, summary_records)  # noqa: F401  (fixture)
 
 # Metrics whose values do not depend on timing: equal in any two runs of a program.
 EXACT_RANK_METRICS = {"on_node_msgs", "on_node_bytes", "off_node_msgs", "off_node_bytes",
@@ -50,19 +48,6 @@ def reduce_full(prof) -> dict:
             out[(names[rec_key[0]], region_name(prof, rec_key[1]), metric)] = entry(values)
     return out
 
-
-def summary_records(prof) -> dict:
-    names = prof.functions
-    out = {}
-    for s in prof.summary:
-        rank_level = int(s["func"]) == fmt.SUMMARY_RANK_LEVEL
-        metric = (fmt.SUMMARY_RANK_METRICS if rank_level else fmt.FUNC_METRICS)[int(s["metric"])]
-        key = (None if rank_level else names[int(s["func"])], region_name(prof, int(s["region"])),
-               metric)
-        assert key not in out, f"SUMMARY record {key} twice"
-        out[key] = (float(s["min"]), float(s["max"]), float(s["sum"]), int(s["min_rank"]),
-                    int(s["max_rank"]), int(s["nonzero"]))
-    return out
 
 
 @pytest.mark.parametrize("program", ["coll_blocking", "regions", "threads"])

@@ -13,32 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from profile_expect import Expect, check_program, runner  # noqa: F401  (fixture)
+from profile_expect import Expect, check_program, coll_blocking, runner  # noqa: F401  (fixture)
 
-
-def tri(P: int) -> int:
-    return P * (P + 1) // 2
-
-
-def coll_blocking(P: int, polls: dict) -> Expect:
-    e = Expect(P)
-    for r in range(P):
-        e.call(r, "MPI_Barrier")
-        e.call(r, "MPI_Bcast", 40 if r == 0 else 0, 0 if r == 0 else 40)
-        e.call(r, "MPI_Reduce", 32, 32 if r == P - 1 else 0)
-        e.call(r, "MPI_Allreduce", 24, 24)
-        e.call(r, "MPI_Gather", 8, 8 * P if r == 0 else 0)
-        e.call(r, "MPI_Gatherv", 4 * (r + 1), 4 * tri(P) if r == 1 % P else 0)
-        e.call(r, "MPI_Scatter", 20 * P if r == 0 else 0, 20)
-        e.call(r, "MPI_Scatterv", 4 * tri(P) if r == 0 else 0, 4 * (r + 1))
-        e.call(r, "MPI_Allgather", 24, 24 * P)
-        e.call(r, "MPI_Allgatherv", 4 * (r + 1), 4 * tri(P))
-        e.call(r, "MPI_Alltoall", 4 * P, 4 * P)
-        e.call(r, "MPI_Alltoallv", 4 * tri(P), 4 * (r + 1) * P)
-        e.call(r, "MPI_Reduce_scatter_block", 8 * P, 8)
-        e.call(r, "MPI_Reduce_scatter", 4 * tri(P), 4 * (r + 1))
-        e.call(r, "MPI_Scan", 4, 4).call(r, "MPI_Exscan", 4, 4)
-    return e
 
 
 def coll_inplace(P: int, polls: dict) -> Expect:

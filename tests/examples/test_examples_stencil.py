@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exampleapps import (assert_one_line_error, mix, peer_matrix, per_rank, profiled, result,
-                         result_fields, run_app)
+from exampleapps import (blocks, assert_one_line_error, expected_halo_traffic, mix, peer_matrix,
+                         per_rank, profiled, result, result_fields, run_app)
 
 HALOS = ("bsbr", "sere", "isbr", "isir", "iris")
 
@@ -128,29 +128,6 @@ def test_bad_rank_order_file(impl, tmp_path):
 
 # ---- the signature in the profile ----------------------------------------
 
-def _blocks(n: int, p: int) -> list[int]:
-    """examples/common/miniapp.c:miniapp_block lengths."""
-    return [n // p + (1 if c < n % p else 0) for c in range(p)]
-
-
-def expected_halo_traffic(grid: tuple[int, int], procs: tuple[int, int], steps: int):
-    """(messages, bytes) matrices of a 2-D run: one message per neighbour per step;
-    x faces carry the interior rows, y faces whole rows with their two ghosts."""
-    (nx, ny), (px, py) = grid, procs
-    lx, ly = _blocks(nx, px), _blocks(ny, py)
-    size = px * py
-    msgs = np.zeros((size, size), np.int64)
-    nbytes = np.zeros((size, size), np.int64)
-    for r in range(size):
-        cx, cy = r % px, r // px
-        for dx, dy in ((-1, 0), (1, 0), (0, -1), (0, 1)):
-            if 0 <= cx + dx < px and 0 <= cy + dy < py:
-                peer = cx + dx + px * (cy + dy)
-                msgs[r, peer] = steps
-                face = ly[cy] if dx else lx[cx] + 2
-                nbytes[r, peer] = steps * face * 8
-    return msgs, nbytes
-
 
 def _procs(nranks: int) -> tuple[int, int]:
     return (2, nranks // 2) if nranks > 1 else (1, 1)
@@ -203,7 +180,7 @@ def test_rank0_io_puts_all_write_bytes_on_rank0_mpiio_spreads_them(impl, nranks,
     expect0 = np.zeros(nranks)
     expect0[0] = snapshots * field
     np.testing.assert_array_equal(written0, expect0)
-    lx, ly = _blocks(grid[0], procs[0]), _blocks(grid[1], procs[1])
+    lx, ly = blocks(grid[0], procs[0]), blocks(grid[1], procs[1])
     expect1 = np.array([snapshots * lx[r % procs[0]] * ly[r // procs[0]] * 8
                         for r in range(nranks)], np.float64)
     np.testing.assert_array_equal(per_rank(prof1, "bytes_sent", kind="io"), expect1)

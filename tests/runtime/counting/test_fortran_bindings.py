@@ -21,21 +21,13 @@ import pytest
 import mpitest
 from mpiscope import native, read
 from mpiscope.format import fnv1a64
+from profile_expect import FORTRAN_CALLS as CALLS, calls_by_rank
 
 BINDINGS = ("mpifh", "usempi", "f08")
 
-# Calls per rank of every MPI function the programs call (fortran_twin.c has
-# them in order). A function the runtime wraps must show exactly this count; one
-# it does not wrap is absent. The lifecycle functions may be left out of the
-# counts by the runtime's design, so they are only held equal to the C twin.
-CALLS = {
-    "MPI_Init": 1, "MPI_Comm_rank": 2, "MPI_Comm_size": 2, "MPI_Send": 1, "MPI_Recv": 1,
-    "MPI_Get_count": 1, "MPI_Irecv": 6, "MPI_Isend": 6, "MPI_Waitall": 2,
-    "MPI_Allreduce": 3, "MPI_Bcast": 1, "MPI_Sendrecv": 3, "MPI_Waitany": 4,
-    "MPI_Comm_split": 1, "MPI_Comm_free": 1, "MPI_Get_address": 4,
-    "MPI_Type_create_struct": 2, "MPI_Type_commit": 2, "MPI_Type_free": 2,
-    "MPI_Barrier": 1, "MPI_Gather": 1, "MPI_Pcontrol": 6, "MPI_Finalize": 1,
-}
+# CALLS (profile_expect.FORTRAN_CALLS): a function the runtime wraps must show exactly
+# this count; one it does not wrap is absent. The lifecycle functions may be left out of
+# the counts by the runtime's design, so they are only held equal to the C twin.
 LIFECYCLE = {"MPI_Init", "MPI_Finalize", "MPI_Pcontrol"}
 # These must be wrapped, or the test would prove nothing.
 MUST_WRAP = {"MPI_Send", "MPI_Recv", "MPI_Irecv", "MPI_Isend", "MPI_Waitall", "MPI_Waitany",
@@ -130,15 +122,6 @@ def profiled(impl: str, name: str, tmp_path_factory):
         _profiled[key] = run_profiled(impl, name, tmp_path_factory.mktemp(f"{name}_{impl}"))
     return _profiled[key]
 
-
-def calls_by_rank(prof) -> dict[str, np.ndarray]:
-    """Function name -> calls per rank, summed over regions."""
-    out = {}
-    for fid, name in enumerate(prof.functions):
-        rows = prof.funcs[prof.funcs["func"] == fid]
-        out[name] = np.bincount(rows["rank"], weights=rows["calls"],
-                                minlength=prof.nranks).astype(np.int64)
-    return out
 
 
 def func_records(prof) -> Counter:

@@ -23,7 +23,7 @@ from mpiscope import format as fmt
 from mpiscope import testing
 from mpiscope.report import build_report
 
-# The mini-apps, small problems with regions (args as in tests/test_examples_*.py).
+# The mini-apps, small problems with regions (args as in tests/examples/test_examples_*.py).
 APPS = {
     "stencil": ("--grid", "64x48", "--steps", "30", "--hot-rank", "1", "--hot-factor", "3"),
     "pcg": ("--grid", "32x24", "--tol", "0", "--maxiter", "40"),
@@ -79,6 +79,11 @@ def test_miniapp_page_draws_every_view(impl, nranks, app, tmp_path, chromium):
     assert f"{100.0 * rep['pop']['whole']['load_balance']:.1f}%" in pop_text
     for reg in rep["pop"]["regions"]:
         assert reg["name"] in pop_text
+    # The report's Environment block and per-communicator table (report --by-comm).
+    env_text = pg.locator("section#environment").inner_text()
+    assert "MPI_Init (entry to exit)" in env_text and "CPU affinity per node" in env_text
+    comm_text = pg.locator("section#comms").inner_text()
+    assert rep["communicators"] and all(c["name"] in comm_text for c in rep["communicators"])
     # Per-rank stack (compute in blue, wait in red) with minPE/maxPE of compute marked.
     stack = pg.locator(f"#{plots[0]['id']}")
     assert browser.has_colour(plots[0]["image"], RANK_COLOURS["compute"])

@@ -1,6 +1,6 @@
 """mpiscope scale: study files, local runs, resuming, tables, models, export, bad input.
 
-The synthetic studies run tests/scale_synthetic_app.py under `mpiscope run` as
+The synthetic studies run tests/scale/scale_synthetic_app.py under `mpiscope run` as
 each point's program: it writes a profile whose per-function costs follow
 known laws of P (allreduce a + b log2 P, compute c / P, gather d P), so the
 models must recover them. The stencil studies are real Open MPI runs.

@@ -13,9 +13,7 @@ from collections import Counter
 import pytest
 
 import mpitest
-from profile_expect import OUTSIDE, runner  # noqa: F401  (fixture)
-from test_runtime_comms import regions
-from test_runtime_p2p import p2p_blocking
+from profile_expect import OUTSIDE, p2p_blocking, regions, runner  # noqa: F401  (fixture)
 
 PROGRAMS = {"regions": regions, "p2p_blocking": p2p_blocking}
 

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from exampleapps import profiled, result
-from test_examples_stencil import expected_halo_traffic
-from test_runtime_modes import summary_records
+from exampleapps import expected_halo_traffic, profiled, result
+from profile_expect import summary_records
 
 STEPS = 4        # stencil and zonal time steps
 PCG_ITERS = 12   # --tol 0: exactly this many iterations

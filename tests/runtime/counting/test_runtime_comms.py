@@ -12,7 +12,7 @@ import pytest
 
 from mpiscope import format as fmt
 from profile_expect import (OUTSIDE, Expect, assert_profile, assert_rank_sanity, check_program,
-                            ring, run_both, runner)  # noqa: F401  (fixture)
+                            regions, ring, run_both, runner)  # noqa: F401  (fixture)
 
 
 def datatypes(P: int, polls: dict) -> Expect:
@@ -71,20 +71,6 @@ def comm_churn(P: int, polls: dict) -> Expect:
         e.call(r, "MPI_Wait")
     return e
 
-
-def regions(P: int, polls: dict) -> Expect:
-    e = Expect(P)
-    for r in range(P):
-        e.call(r, "MPI_Barrier")
-        e.call(r, "MPI_Allreduce", 4, 4, calls=2, region="outer")
-        e.call(r, "MPI_Sendrecv", 8, 8, calls=3, region="inner")
-        e.msg(r, (r + 1) % P, 8, msgs=3)
-        e.call(r, "MPI_Bcast", 12 if r == 0 else 0, 0 if r == 0 else 12, calls=3, region="solo")
-        if r % 2 == 0 and r + 1 < P:
-            e.call(r, "MPI_Send", 16, region="evens").msg(r, r + 1, 16)
-        if r % 2 == 1:
-            e.call(r, "MPI_Recv", recv=16)
-    return e
 
 
 def threads(P: int, polls: dict) -> Expect:

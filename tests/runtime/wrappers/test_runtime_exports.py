@@ -16,7 +16,7 @@ from pathlib import Path
 from mpiscope import native
 from profile_expect import Expect, check_program, runner  # noqa: F401  (fixture)
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 NEW = ["MPI_Win_attach", "MPI_Win_detach", "MPI_File_seek_shared", "MPI_File_get_size",
        "MPI_File_seek", "MPI_File_get_position", "MPI_File_get_position_shared",
        "MPI_File_set_atomicity", "MPI_File_set_info"]
