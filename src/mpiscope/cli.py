@@ -1,6 +1,6 @@
 """The `mpiscope` command: a thin layer that assembles each part's commands.
 
-Each part owns its own CLI module (``report_cli``, ``launch``, ``place.cli``,
+Each part owns its own CLI module (``report.cli``, ``run.launch``, ``place.cli``,
 ``bench.cli``); this file only mounts them and turns :class:`UserError` into a
 one-line message and a non-zero exit.
 """
@@ -54,7 +54,9 @@ def path(what: str = typer.Argument("runtime", help="runtime, or a program such 
 
 
 def _mount():
-    from . import launch, merge_cli, report_cli
+    from .report import cli as report_cli
+    from .run import launch
+    from .spool import cli as merge_cli
     from .bench import cli as bench_cli
     from .compare import cli as compare_cli
     from .diagnose import cli as diagnose_cli

@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
 
         from ..reader import read
         from ..report import build_report
-        from ..report_cli import _json_safe
+        from ..textout import json_safe
         from . import compare as build
         from .build import kept_for_compare
         from .render import render
@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
         pb = kept_for_compare(pb)
         c = build(pa, rep_a, pb, rep_b, strict=strict)
         if as_json:
-            json.dump(_json_safe(c), sys.stdout, indent=1)
+            json.dump(json_safe(c), sys.stdout, indent=1)
             sys.stdout.write("\n")
         else:
             render(c, Console(width=max(Console().width, 150)))

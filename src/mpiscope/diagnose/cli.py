@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
 
         from ..reader import read
         from ..report import build_report
-        from ..report_cli import _json_safe
+        from ..textout import json_safe
         from . import diagnose as run_rules
         from .render import render
 
@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
         rep = build_report(prof, ppn=ppn)
         diag = run_rules(prof, rep)
         if as_json:
-            json.dump(_json_safe({**diag, "pop": rep["pop"]}), sys.stdout, indent=1)
+            json.dump(json_safe({**diag, "pop": rep["pop"]}), sys.stdout, indent=1)
             sys.stdout.write("\n")
         else:
             render(diag, rep, Console(width=max(Console().width, 120)))

@@ -98,7 +98,7 @@ def report(directory: str = typer.Argument(..., metavar="DIR", help="A study dir
     """Tables (P, wall time, speedup, efficiency, MPI %, POP metrics, time per function),
     Amdahl and Karp-Flatt serial fractions, Extra-P models per function and the
     extrapolation to 10x and 100x the largest P."""
-    from ..report_cli import _json_safe
+    from ..textout import json_safe
     from . import studydir, tables
     from .build import build_scale_report
 
@@ -114,7 +114,7 @@ def report(directory: str = typer.Argument(..., metavar="DIR", help="A study dir
         page.write(html, document(rep))
         print(f"mpiscope: wrote {html}", file=sys.stderr)
     if as_json:
-        json.dump(_json_safe(rep), sys.stdout, indent=1)
+        json.dump(json_safe(rep), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         tables.render(rep, _console())

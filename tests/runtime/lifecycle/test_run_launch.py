@@ -8,7 +8,8 @@ import subprocess
 import pytest
 
 import mpitest
-from mpiscope import launch, native, read
+from mpiscope import native, read
+from mpiscope.run import launch
 
 PRELOAD_MARKER = r"""
 #include <stdio.h>

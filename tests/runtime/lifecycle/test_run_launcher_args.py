@@ -15,9 +15,10 @@ import uuid
 import pytest
 
 import mpitest
-from mpiscope import launch, native, read
+from mpiscope import native, read
+from mpiscope.run import launch
 from mpiscope.errors import UserError
-from mpiscope.launcher_args import parse
+from mpiscope.run.launcher_args import parse
 from mpiscope.place.output.launchers import apply_order
 from test_run_launch import _compile_marker
 

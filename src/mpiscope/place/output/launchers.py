@@ -15,7 +15,7 @@ machine; on real nodes, node j is the j-th host.
 * srun: SLURM_HOSTFILE and ``--distribution=arbitrary`` (run on a one-node test cluster).
 
 Only the launcher's own options (before the program) are read or replaced
-(``mpiscope.launcher_args``); the program's arguments are never touched.
+(``mpiscope.run.launcher_args``); the program's arguments are never touched.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ import tempfile
 from pathlib import Path
 
 from ...errors import UserError
-from ...launcher_args import LaunchCommand, parse
+from ...run.launcher_args import LaunchCommand, parse
 from .writers import OrderFile, host_runs, read_order_file
 
 # The launcher's options that fight with a rankfile / machine file / arbitrary
-# distribution (names as mpiscope.launcher_args gives them); dropped.
+# distribution (names as mpiscope.run.launcher_args gives them); dropped.
 _OMPI_DROP = ("host", "hostfile", "map-by", "bind-to", "rank-by", "npernode", "N", "ppr",
               "pernode", "npersocket", "bynode", "byslot", "bycore", "bind-to-core",
               "bind-to-socket", "cpu-set", "cpu-list", "rankfile")

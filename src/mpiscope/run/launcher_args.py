@@ -28,7 +28,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from .errors import UserError
+from ..errors import UserError
 
 _OMPI_LAUNCHER = re.compile(r"^(mpirun|mpiexec|orterun|prterun|oshrun)(\.openmpi)?$")
 _HYDRA_LAUNCHER = re.compile(r"^(mpirun|mpiexec)(\.(mpich|hydra|intel))?$|^mpiexec\.hydra$")

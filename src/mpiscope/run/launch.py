@@ -25,8 +25,8 @@ from typing import List, Optional
 
 import typer
 
-from . import native
-from .errors import UserError
+from .. import native
+from ..errors import UserError
 from .launcher_args import LaunchCommand, Option, launcher_kind, parse
 
 MODES = ("full", "summary")
@@ -133,7 +133,7 @@ def new_profiles(before: dict, after: dict) -> list[str]:
 
 def _apply_order(argv: list[str], order_file: str, impl: str) -> tuple[list[str], dict]:
     try:
-        from .place.output.launchers import apply_order
+        from ..place.output.launchers import apply_order
     except ImportError:
         raise UserError("--order is not available: mpiscope.place.output.launchers is not "
                         "built yet") from None
@@ -162,7 +162,7 @@ def _usable_dir(out: Path) -> None:
 def _profile_line(path: Path) -> str:
     """``mpiscope: profile: PATH``, or a warning if the file does not read as a
     complete profile (the runtime's write failed or was cut short)."""
-    from .reader import read
+    from ..reader import read
 
     try:
         read(path)

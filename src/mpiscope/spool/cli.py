@@ -16,8 +16,8 @@ from typing import Optional
 
 import typer
 
-from . import format as fmt
-from .errors import UserError
+from .. import format as fmt
+from ..errors import UserError
 
 
 def default_output(spool: Path) -> Path:
@@ -27,8 +27,8 @@ def default_output(spool: Path) -> Path:
 
 def merge(spool: str, out: str | None = None) -> Path:
     """Write the spool's partial profile to ``out`` (never over an existing file)."""
-    from .spool import read_spool
-    from .testing import write_sections
+    from ..testing import write_sections
+    from . import read_spool
 
     prof = read_spool(spool)
     dest = Path(out) if out else default_output(Path(spool))

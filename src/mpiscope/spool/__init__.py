@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import format as fmt
-from .errors import UserError
-from .profile import Profile
-from .testing import index_ranks
+from .. import format as fmt
+from ..errors import UserError
+from ..profile import Profile
+from ..testing import index_ranks
 
 _RECORDS = (("nfuncs", fmt.FUNC), ("nhist", fmt.HIST), ("npeers", fmt.PEER),
             ("nregions", fmt.REGION), ("ninflight", fmt.INFLIGHT))

@@ -3,22 +3,10 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 from typing import Optional
 
 import typer
-
-
-def _json_safe(obj):
-    """NaN/inf become null so the output is strict JSON."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_json_safe(v) for v in obj]
-    return obj
 
 
 def register(app: typer.Typer) -> None:
@@ -49,12 +37,13 @@ def register(app: typer.Typer) -> None:
         function; message sizes; on-/off-node traffic; top pairs; regions; MPI-IO hints."""
         from rich.console import Console
 
-        from .reader import read
-        from .report import build_report, render
+        from ..reader import read
+        from ..textout import json_safe
+        from . import build_report, render
 
         rep = build_report(read(profile), ppn=ppn, top=top, region=region)
         if as_json:
-            json.dump(_json_safe(rep), sys.stdout, indent=1)
+            json.dump(json_safe(rep), sys.stdout, indent=1)
             sys.stdout.write("\n")
         else:
             render(rep, Console(width=max(Console().width, 150)), by_comm=by_comm)
