@@ -47,15 +47,24 @@ def _per_node(cb_config_list: str | None) -> int:
     return 1 << 30 if m.group(1) == "*" else int(m.group(1))
 
 
+def _count_or_stride(cb_nodes: int, nranks: int, rule: str) -> tuple[int, np.ndarray | None]:
+    """cb_nodes clamped to 1..nranks, and the ``stride`` rule's aggregators (which need no
+    node map), or None for ``romio``; an unknown rule is a usage error."""
+    if rule not in RULES:
+        raise UserError(f"unknown aggregator rule {rule!r}: use {' or '.join(RULES)}")
+    cb_nodes = max(1, min(int(cb_nodes), nranks))
+    if rule == "stride":
+        return cb_nodes, (np.arange(cb_nodes, dtype=np.int64) * nranks) // cb_nodes
+    return cb_nodes, None
+
+
 def aggregator_ranks(node: np.ndarray, cb_nodes: int, cb_config_list: str | None,
                      rule: str) -> np.ndarray:
     """Ranks that act as aggregators under a selection rule (see module doc)."""
     nranks = len(node)
-    cb_nodes = max(1, min(int(cb_nodes), nranks))
-    if rule == "stride":
-        return (np.arange(cb_nodes, dtype=np.int64) * nranks) // cb_nodes
-    if rule != "romio":
-        raise UserError(f"unknown aggregator rule {rule!r}: use {' or '.join(RULES)}")
+    cb_nodes, stride = _count_or_stride(cb_nodes, nranks, rule)
+    if stride is not None:
+        return stride
     per_node = _per_node(cb_config_list)
     chosen, taken = [], {}
     for r in range(nranks):
@@ -75,11 +84,9 @@ def aggregators_in_blocks(nranks: int, ppn: int, cb_nodes: int, cb_config_list: 
     """aggregator_ranks when consecutive ranks fill nodes of ``ppn`` (a summary-mode profile
     modelled with --ppn): the same ranks, in O(cb_nodes) time and memory instead of a
     per-rank node array, since a summary profile's rank count is not bounded by its size."""
-    cb_nodes = max(1, min(int(cb_nodes), nranks))
-    if rule == "stride":
-        return (np.arange(cb_nodes, dtype=np.int64) * nranks) // cb_nodes
-    if rule != "romio":
-        raise UserError(f"unknown aggregator rule {rule!r}: use {' or '.join(RULES)}")
+    cb_nodes, stride = _count_or_stride(cb_nodes, nranks, rule)
+    if stride is not None:
+        return stride
     per_node = min(_per_node(cb_config_list), ppn)
     k = np.arange(cb_nodes, dtype=np.int64)  # the k-th chosen: rank k % per_node of node k // per_node
     ranks = (k // per_node) * ppn + k % per_node
