@@ -5,9 +5,16 @@
  *   second thread: 20 x MPI_Sendrecv of 8 ints (32 B) to right, from left, on dup B
  * Per rank: MPI_Sendrecv 50 calls, 1360 B sent; peers left 30 msgs 720 B,
  * right 20 msgs 640 B (one peer with 50 msgs at 2 ranks); 2 threads called MPI.
+ *
+ * `threads DELAY_MS`: the last rank sleeps DELAY_MS before it starts both loops, so on
+ * rank 0 (whose peers are all the last rank at 2 ranks) both threads block in their first
+ * MPI_Sendrecv for DELAY_MS at the same time: its MPI time summed over threads exceeds its
+ * wall time whatever the scheduler does. Counts and results are the same as without it.
  */
 #include <mpi.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include "known.h"
 
 enum { MAIN_ITERS = 30, SIDE_ITERS = 20 };
@@ -49,6 +56,8 @@ int main(int argc, char **argv)
     int left = (rank - 1 + size) % size, right = (rank + 1) % size;
     MPI_Comm_dup(MPI_COMM_WORLD, &a);
     MPI_Comm_dup(MPI_COMM_WORLD, &b);
+    if (argc > 1 && rank == size - 1)
+        usleep(1000 * (useconds_t)atoi(argv[1]));
     struct side s = {b, rank, left, right, 1, 0};
     pthread_create(&tid, NULL, side_thread, &s);
     double out[3], in[3];
