@@ -46,11 +46,17 @@ def test_spawned_jobs_write_their_own_profiles(impl, tmp_path):
     assert plain[0] != HUNG and rc != HUNG, (plain[2][-3000:], stderr[-3000:])
     if impl == "mpich":
         # MPICH 4.0.2's hydra here refuses every spawn, with or without the
-        # runtime (docs/runtime.md "Dynamic processes"): the same error, the
-        # same exit code, no profile of a job that never reached MPI_Finalize.
+        # runtime (docs/runtime.md "Dynamic processes"): the same error, an exit
+        # code the job also ends with without the runtime, no profile of a job that
+        # never reached MPI_Finalize. The job usually exits 15 (the error class MPI_Abort
+        # passes on); once in CI the run without the runtime exited 1 instead, so the
+        # profiled run's code must be one of up to three plain runs' codes.
         refused = "MPID_Comm_spawn_multiple(86): Error in spawn call"
         assert refused in plain[2] and refused in stderr, (plain[2][-3000:], stderr[-3000:])
-        assert rc == plain[0] != 0
+        codes = [plain[0]]
+        while rc not in codes and len(codes) < 3:
+            codes.append(run_killable(launch, tmp_path, mpitest.mpi_env(), 300)[0])
+        assert rc in codes and 0 not in codes, (rc, codes, plain[2][-3000:], stderr[-3000:])
         assert not list(out.glob("*.mpiscope"))
         return
     assert plain[0] == 0, plain[2][-3000:]
