@@ -52,15 +52,23 @@ def reference(impl: str, test: str, size: int, iters: int,
 def test_1mib_latency_matches_a_separate_buffer_pingpong(impl, tmp_path):
     """The one-buffer mistake made 1 MiB on-node latency 1.4-5x too slow; it cannot return.
 
-    Per run, each side's fastest batch of 10 round trips is its least disturbed figure;
-    over alternating runs the median of those is compared, not the minimum: one
-    exceptionally fast run of either side (CI once saw the reference at 49 us beside
-    five runs at 117-137 us) must not decide, and the mistake it guards against made
-    every run slower.
+    Per run, each side's fastest batch of 10 round trips is its least disturbed figure.
+    Across runs this VM's figure falls into one of three modes that last a whole run,
+    whichever program runs and however the ranks are bound: about 50 us (rare), 120-165 us
+    (most runs) and 500-630 us (one run in four; measured 26 Nov 2026, 24 runs of the
+    reference alone). A median of six runs landed in different modes on the two sides, and
+    within the common mode two runs differ by up to 20 %. So each side's lower quartile over
+    alternating runs (the common mode unless most runs were slow) is compared, with a bound
+    (0.8-1.25) that the mistake, slower in every run, still breaks.
     """
     iters, batches = 200, 20
     kernel_best, ref_best = [], []
-    for pair in range(6):  # alternate: load that comes and goes hits both alike
+
+    def ratio() -> float:
+        q = len(kernel_best) // 4
+        return sorted(kernel_best)[q] / sorted(ref_best)[q]
+
+    for pair in range(12):  # alternate: load that comes and goes hits both alike
         res = kernel_rows(impl, tmp_path, "lat", "--tests", "latency", "--min-size", "1M",
                           "--max-size", "1M", "--iters-large", str(iters), "--skip-large",
                           "2", "--batches", str(batches))
@@ -68,10 +76,9 @@ def test_1mib_latency_matches_a_separate_buffer_pingpong(impl, tmp_path):
         assert row["method"] == "osu_latency" and row["iters"] == iters
         kernel_best.append(row["latency_best_us_avg"])
         ref_best.append(reference(impl, "latency", MIB, iters, batches)[MIB][1])
-        ratio = statistics.median(kernel_best) / statistics.median(ref_best)
-        if pair >= 2 and 0.9 <= ratio <= 1.1:
+        if pair >= 3 and 0.8 <= ratio() <= 1.25:
             break
-    assert 0.9 <= ratio <= 1.1, (kernel_best, ref_best)
+    assert 0.8 <= ratio() <= 1.25, (kernel_best, ref_best)
 
 
 def test_bandwidth_methods_agree_with_each_other(impl, tmp_path):
