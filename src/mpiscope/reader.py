@@ -231,9 +231,23 @@ def _check_indices(prof: Profile, corrupt) -> None:
         f = summ["func"][summ["func"] != fmt.SUMMARY_RANK_LEVEL]
         if len(f) and int(f.max()) >= nfunc:
             raise corrupt(f"SUMMARY names function {int(f.max())}, META lists {nfunc}")
-        # The runtime reduces finite numbers; an infinite count cannot be printed.
-        if not all(np.isfinite(summ[k]).all() for k in ("min", "max", "sum")):
-            raise corrupt("SUMMARY holds a value that is not a finite number")
+    _check_finite(prof, corrupt)
+
+
+def _check_finite(prof: Profile, corrupt) -> None:
+    """Every time, load and reduced value is a finite number.
+
+    The runtime only ever writes finite numbers; an infinite or NaN time would make
+    compute time (wall - MPI) NaN and every table, rule and chart built on it garbage.
+    MPI_T values are the MPI library's own doubles, shown as they come.
+    """
+    for sec in ("ranks", "funcs", "hist", "regions", "summary", "inflight", "comms", "env"):
+        arr = getattr(prof, sec)
+        if not len(arr) or arr.dtype.names is None:
+            continue
+        for name in arr.dtype.names:
+            if arr.dtype[name].kind == "f" and not np.isfinite(arr[name]).all():
+                raise corrupt(f"{sec.upper()} holds a {name} that is not a finite number")
 
 
 def _check_mpit(prof: Profile, corrupt) -> None:
