@@ -6,8 +6,8 @@ exact value.
 
 from __future__ import annotations
 
-from ..report.tables import (ENV_TIME_ROWS, NA, comm_texts, fmt_bytes, fmt_count, fmt_pct, fmt_pe,
-                             fmt_time, fmt_utc, fmt_value, masks_text)
+from ..report.tables import (ENV_TIME_ROWS, NA, affinity_caption, comm_texts, fmt_bytes, fmt_count,
+                             fmt_pct, fmt_pe, fmt_time, fmt_utc, fmt_value, masks_text)
 from . import page
 from .page import Markup, cell
 
@@ -143,8 +143,6 @@ def environment_table(env: dict) -> Markup:
 
 def affinity_table(env: dict) -> Markup:
     """CPU affinity per node: which ranks run on which CPUs, and the binding problems."""
-    shown = len(env["nodes"])
-    more = "" if shown == env["nodes_total"] else f", {shown} of {env['nodes_total']:,} nodes"
     out = []
     for n in env["nodes"]:
         out.append([cell(str(n["node"]), n["node"]), n["hostname"] or NA,
@@ -154,7 +152,7 @@ def affinity_table(env: dict) -> Markup:
                     cell(f"{n['load_max']:.2g}", n["load_max"])])
     return page.table(["node", "host", "ranks", "masks (ranks: CPUs x threads)", "unbound",
                        "overlap", "threads/CPU"], out,
-                      caption=f"CPU affinity per node (ranks -> CPUs{more})")
+                      caption=affinity_caption(env))
 
 
 def comm_table(rows: list[dict]) -> Markup:

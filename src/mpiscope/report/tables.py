@@ -323,10 +323,15 @@ def masks_text(node_row: dict) -> str:
     return masks
 
 
-def affinity_table(env: dict) -> Table:
+def affinity_caption(env: dict) -> str:
+    """The affinity table's title, saying how many of the nodes it shows."""
     shown = len(env["nodes"])
     more = "" if shown == env["nodes_total"] else f", {shown} of {env['nodes_total']:,} nodes"
-    t = _table(f"CPU affinity per node (ranks -> CPUs{more})", "node", "host", "ranks",
+    return f"CPU affinity per node (ranks -> CPUs{more})"
+
+
+def affinity_table(env: dict) -> Table:
+    t = _table(affinity_caption(env), "node", "host", "ranks",
                "masks (ranks: CPUs x threads)", "unbound", "overlap", "threads/CPU")
     for n in env["nodes"]:
         t.add_row(str(n["node"]), n["hostname"] or NA, fmt_count(n["ranks"]), masks_text(n),
