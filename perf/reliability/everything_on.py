@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(REPO / "src"), str(REPO / "tests")]
+sys.path[:0] = [str(REPO / "src"), str(REPO / "tests"), str(REPO / "tests" / "reliability")]
 import exampleapps  # noqa: E402
 import test_reliability_everything_on as everything_on  # noqa: E402
 

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(REPO / "src"), str(REPO / "tests")]
+sys.path[:0] = [str(REPO / "src"), str(REPO / "tests"), str(REPO / "tests" / "reliability")]
 from profile_expect import Runner, assert_profile, mismatches  # noqa: E402,F401
 from test_reliability_threads import LEVELS, threads_levels  # noqa: E402
 import mpitest  # noqa: E402
