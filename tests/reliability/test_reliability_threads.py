@@ -3,7 +3,7 @@ four threads per rank doing point-to-point, collectives, RMA and nonblocking
 point-to-point on their own communicators. Counts and bytes exact, every
 thread counted, the window's accumulates all arrive (a lost update fails the
 program's own check), output identical to the run without the runtime.
-perf/reliability/threads_repeat.sh runs MPI_THREAD_MULTIPLE 100 times in a row."""
+perf/reliability/threads_repeat.py runs MPI_THREAD_MULTIPLE 100 times in a row."""
 
 from __future__ import annotations
 
