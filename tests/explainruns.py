@@ -33,10 +33,13 @@ STENCIL_HOT = STENCIL + ("--hot-rank", "1", "--hot-factor", str(HOT_FACTOR))
 ZONAL_GATHER = ("zonal", "--steps", "10", "--variant", "gather")
 ZONAL_DISTRIBUTED = ("zonal", "--steps", "10", "--variant", "distributed")
 STENCIL_TINY = ("stencil", "--grid", "32x32", "--steps", "400")
-# pcg: the smallest grid, so that the allreduces' latency is a real share of each iteration:
-# at 2 ranks with a core each an 8-byte allreduce costs ~1 us here, and fusing the two of
-# classic CG saves 5-13 % of an 8x8 run (32x32 gave 0-11 %); at 4 ranks on 2 cores, 25 %.
-PCG = ("pcg", "--grid", "8x8", "--maxiter", "300", "--tol", "0")
+# pcg: a tiny grid, so that the allreduces' latency is a real share of each iteration (at
+# 2 ranks an 8-byte allreduce costs ~1 us here), and many iterations, so that one
+# descheduling does not decide the run's shares. The allreduces take 13-16 % of the run at
+# 2 Open MPI ranks (16-52 % under two busy loops; 6 runs each) and fusing the two of classic
+# CG saves half of that; 300 iterations of 8x8 (3 ms) fell to a 4.5 % share in 2 of 6
+# loaded runs.
+PCG = ("pcg", "--grid", "4x4", "--maxiter", "3000", "--tol", "0")
 PCG_CLASSIC = PCG + ("--variant", "classic")
 PCG_CG = PCG + ("--variant", "cg")
 

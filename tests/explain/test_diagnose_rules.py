@@ -75,13 +75,14 @@ def test_gather_to_rank0_is_a_root_hotspot(impl):
 
 def test_classic_cg_has_small_collectives_chronopoulos_gear_not(impl):
     for n in sizes(impl):
-        # At 2 ranks the saving is 5-13 % of the run (explainruns.PCG): the problem must
-        # show in one of a few runs, the fixed program never.
+        # At 2 ranks the saving is 7-8 % of the run (explainruns.PCG), less on a loaded
+        # machine: the problem must show in one of a few runs, the fixed program never.
         _, (f,) = er.first_run_where(lambda p: rules_of(p).get("small-collectives"), er.run,
                                      impl, n, er.PCG_CLASSIC)
         assert "MPI_Allreduce" in f["title"] and "Chronopoulos-Gear" in f["fix"]
         calls = {e["label"]: e["value"] for e in f["evidence"]}["calls per rank"]
-        assert calls >= 120  # 2 per iteration, 60 iterations
+        iters = int(er.PCG[er.PCG.index("--maxiter") + 1])   # --tol 0: all of them
+        assert calls == 2 * iters + 1  # 2 per iteration, and the check's sum of x
         assert "small-collectives" not in rules_of(er.run(impl, n, er.PCG_CG)[0])
 
 
