@@ -50,9 +50,10 @@ class Recording(unittest.TextTestResult):
 
 
 def main() -> None:
-    if len(sys.argv) < 3 or sys.argv[1] in ("-h", "--help"):
-        print(__doc__.strip().split("\n\n")[1].strip())
-        sys.exit(0 if sys.argv[1:2] in (["-h"], ["--help"]) else 2)
+    wants_help = sys.argv[1:2] in (["-h"], ["--help"])
+    if wants_help or len(sys.argv) < 3:
+        print(__doc__.strip().split("\n\n")[1].strip())   # the usage line
+        sys.exit(0 if wants_help else 2)
     testdir, outprefix, *rest = sys.argv[1:]
     sys.path.insert(0, testdir)
     sys.dont_write_bytecode = True

@@ -178,6 +178,7 @@ def _parse(name: str, buf) -> Profile:
                    inflight=section(fmt.SEC_INFLIGHT), comms=section(fmt.SEC_COMMS),
                    env=section(fmt.SEC_ENV), mpit=section(fmt.SEC_MPIT))
     _check_indices(prof, corrupt)
+    _check_finite(prof, corrupt)
     return prof
 
 
@@ -231,7 +232,6 @@ def _check_indices(prof: Profile, corrupt) -> None:
         f = summ["func"][summ["func"] != fmt.SUMMARY_RANK_LEVEL]
         if len(f) and int(f.max()) >= nfunc:
             raise corrupt(f"SUMMARY names function {int(f.max())}, META lists {nfunc}")
-    _check_finite(prof, corrupt)
 
 
 def _check_finite(prof: Profile, corrupt) -> None:

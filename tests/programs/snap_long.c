@@ -26,31 +26,39 @@
 static volatile int my_rank = -1, my_size;
 static volatile long my_step;
 
+/* "own_term.R": the file that says rank R's own handler ran. */
+static void marker_name(char *name, size_t size, int rank)
+{
+    snprintf(name, size, "own_term.%d", rank);
+}
+
+static int every_rank_marked(void)
+{
+    char mark[32];
+    for (int r = 0; r < my_size; r++) {
+        marker_name(mark, sizeof mark, r);
+        if (access(mark, F_OK) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 static void own_term(int sig)
 {
     char msg[128];
     int n = snprintf(msg, sizeof msg, "snap_long: own SIGTERM handler, rank %d step %ld\n", my_rank,
                      my_step);
     char mark[32];
-    int m = snprintf(mark, sizeof mark, "own_term.%d", my_rank);
+    marker_name(mark, sizeof mark, my_rank);
     (void)sig;
-    if (m > 0 && m < (int)sizeof mark) {
-        int fd = open(mark, O_CREAT | O_WRONLY, 0644);
-        if (fd >= 0)
-            close(fd);
-    }
+    int fd = open(mark, O_CREAT | O_WRONLY, 0644);
+    if (fd >= 0)
+        close(fd);
     if (write(1, msg, (size_t)n) < 0)
         _exit(4);
-    for (int waited = 0, all = 0; !all && waited < 3000; waited++) {
-        all = 1;
-        for (int r = 0; r < my_size && all; r++) {
-            snprintf(mark, sizeof mark, "own_term.%d", r);
-            all = access(mark, F_OK) == 0;
-        }
-        struct timespec nap = {0, 10000000};
-        if (!all)
-            nanosleep(&nap, NULL);
-    }
+    struct timespec nap = {0, 10000000};
+    for (int waited = 0; waited < 3000 && !every_rank_marked(); waited++)
+        nanosleep(&nap, NULL);
     signal(SIGTERM, SIG_DFL);
     raise(SIGTERM);
 }
