@@ -6,7 +6,8 @@ an installed MPI library exports.
 
 LIB is an MPI library (libmpi.so.40, libmpich.so.12) or a libmpiscope.so, whose
 MPI library is found with ldd; default: every build/stage/<impl>/lib/libmpiscope.so
-of this source tree. For each library it prints the exported MPI_ functions
+of this source tree (scripts/setup.sh builds there), else the runtimes of the
+mpiscope package the running Python imports. For each library it prints the exported MPI_ functions
 (nm -D, defined text symbols) that are wrapped, those left out by a category of
 runtime/wrappers/unwrapped.py (with the first category that matches), and the UNEXPLAINED ones:
 neither wrapped nor in a category. Exit status 1 if any function is
@@ -24,6 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+TOP = HERE.parents[1]   # the source tree: runtime/wrappers/ -> top
 sys.path.insert(0, str(HERE))
 import unwrapped  # noqa: E402  (runtime/ is not a package)
 from gen_wrappers import load_list  # noqa: E402
@@ -67,14 +69,27 @@ def compare(lib: Path, wrapped: set[str]) -> dict:
     return out
 
 
+def default_libraries() -> list[Path]:
+    """The source tree's build, else the installed package's runtimes."""
+    libs = sorted((TOP / "build" / "stage").glob("*/lib/libmpiscope.so"))
+    if libs:
+        return libs
+    try:
+        from mpiscope import native
+    except ImportError:
+        return []
+    return [native.runtime_library(impl) for impl in native.available_impls()]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("libs", nargs="*", type=Path)
     ap.add_argument("--brief", action="store_true", help="only the counts and the problems")
     args = ap.parse_args(argv)
-    libs = args.libs or sorted((HERE.parent / "build" / "stage").glob("*/lib/libmpiscope.so"))
+    libs = args.libs or default_libraries()
     if not libs:
-        raise SystemExit("exports_diff: no library given and no build/stage/*/lib/libmpiscope.so")
+        raise SystemExit(f"exports_diff: no library given, no {TOP}/build/stage/*/lib/libmpiscope.so "
+                         "and no installed mpiscope runtime (run scripts/setup.sh)")
     wrapped = {f.name for f in load_list(HERE / "functions.py").load()}
     bad = 0
     for given in libs:

@@ -83,4 +83,4 @@ def test_free_path_never_reuses_a_name(tmp_path):
 def test_every_kernel_documents_its_numbers():
     for kern in kernels.KERNELS.values():
         assert kern.methods, kern.name
-        assert kern.summary and kern.seed
+        assert kern.summary and kern.study

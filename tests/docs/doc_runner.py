@@ -44,7 +44,7 @@ from doc_blocks import Block
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 RUN_OPTIONS = {"exit", "unordered", "ordered", "numbers", "exact", "ignore-output", "cwd", "timeout"}
-NOT_RUN = {"synopsis", "measured", "skip", "options-of"}
+NOT_RUN = {"synopsis", "measured", "skip", "options-of", "paths"}
 SEP = "\x1edoctest"
 
 

@@ -13,7 +13,8 @@ How to mark a block, and what each check does: docs/architecture.md,
 - ``test_synopses_match_help``: a block or table marked ``synopsis`` lists
   exactly the options the command's ``--help`` lists, no more, no fewer.
 - ``test_option_lists_match_help``: a table marked ``options-of="mpiscope bench
-  KERNEL"`` and the text before it name exactly that command's own options.
+  KERNEL"`` and the text of its section name exactly that command's own long
+  options.
 - ``test_measured_numbers_say_where_from``: a block or table marked ``measured``
   (numbers the tests cannot reproduce: timings of a real run) is preceded by
   the date, the machine and the command that produced them.
@@ -21,6 +22,7 @@ How to mark a block, and what each check does: docs/architecture.md,
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 from pathlib import Path
@@ -147,7 +149,8 @@ def test_option_lists_match_help():
         if cmd is None:
             problems.append(f"{b.where}: no command {label!r}")
             continue
-        named = set(cli_options.OPTION.findall(b.context + "\n" + b.text))
+        # long options only: "-W", "-T mpi_float" in the text are other tools' (OSU's)
+        named = {o for o in cli_options.OPTION.findall(b.section + "\n" + b.text) if o.startswith("--")}
         known = cli_options.command_names(cmd)
         own = {o.opts[-1] for o in cli_options.visible_options(cmd)} - BENCH_DRIVER
         problems += [f"{b.where}: '{label}' has no option {n}" for n in sorted(named - set(known))]
@@ -187,8 +190,75 @@ def test_measured_numbers_say_where_from():
     assert not problems, "\n".join(problems)
 
 
+def test_layout_tables_name_real_files():
+    """A table marked ``paths root=DIR``: every backticked name in its first column is a
+    file or directory under DIR (layout tables drift when files move)."""
+    problems, seen = [], 0
+    for b in all_blocks():
+        if not (b.mark and "paths" in b.mark):
+            continue
+        root = REPO / b.mark.get("root", ".")
+        for row in markdown.table_cells(b.text)[1:]:
+            for name in re.findall(r"`([^`]+)`", row[0]):
+                seen += 1
+                if not (root / name).exists():
+                    problems.append(f"{b.where}: {name} is not in {root.relative_to(REPO)}/")
+    assert seen, "no table is marked paths"
+    assert not problems, "\n".join(problems)
+
+
+# Where a page's file names are relative to: the top, the Python package, the
+# runtime, the tests, the docs (img/, bench/).
+PATH_ROOTS = [REPO, REPO / "src" / "mpiscope", REPO / "runtime", REPO / "tests", REPO / "docs"]
+FILE_NAME = re.compile(r"`([\w.][\w./-]*/[\w.-]+\.(?:py|c|h|sh|md|json|toml|F90|f90|png|txt))`")
+
+
+def test_file_names_in_the_text_exist():
+    """Every `dir/file.ext` a page names (in backticks) is a file of the source tree,
+    relative to the top, src/mpiscope, runtime, tests or docs."""
+    problems = []
+    for p in PAGES:
+        text = p.read_text()
+        for m in FILE_NAME.finditer(text):
+            if not any((root / m.group(1)).exists() for root in PATH_ROOTS):
+                line = text[:m.start()].count("\n") + 1
+                problems.append(f"{page_id(p)}:{line}: no file {m.group(1)}")
+    assert not problems, "\n".join(problems)
+
+
+# "seed 004", "seeds 001, 004", "seeds/", "the seeds' problems": the project's internal
+# name for the case studies, which a user never sees (docs/case-studies.md names them).
+SEED = re.compile(r"\bseeds?\s+0\d\d|\bseeds?\b[^.\n]{0,12}\b00[0-4]\b|\bseeds/|\bthe seeds'|\bseed studies", re.I)
+
+
+def user_strings(path: Path) -> list[tuple[int, str]]:
+    """The string constants of a module that are not docstrings: what it prints."""
+    tree = ast.parse(path.read_text())
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [(n.lineno, n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings]
+
+
+def test_case_studies_are_named_not_numbered():
+    """Pages and what mpiscope prints (help, bench list, diagnose's fixes) name the case
+    studies (WRF on Blue Waters, ...), never the internal "seed 000"."""
+    problems = []
+    for p in PAGES:
+        for i, line in enumerate(p.read_text().split("\n"), 1):
+            if SEED.search(line):
+                problems.append(f"{page_id(p)}:{i}: {line.strip()[:100]}")
+    for mod in sorted((REPO / "src" / "mpiscope").rglob("*.py")):
+        for line, text in user_strings(mod):
+            if SEED.search(text):
+                problems.append(f"{mod.relative_to(REPO)}:{line}: {text[:100]!r}")
+    assert "POP on the Cray XT" in (REPO / "docs" / "case-studies.md").read_text()
+    assert not problems, "\n".join(problems)
+
+
 def test_every_page_parses_and_every_mark_is_known():
-    known = runner.RUN_OPTIONS | runner.NOT_RUN | {"partial", "prefix", "help"}
+    known = runner.RUN_OPTIONS | runner.NOT_RUN | {"partial", "prefix", "help", "paths", "root"}
     problems = []
     for p in PAGES:
         try:

@@ -31,7 +31,7 @@ class _BenchGroup(TyperGroup):
         return super().resolve_command(ctx, args)
 
 
-app = typer.Typer(cls=_BenchGroup, help="Run the machine microbenchmarks of the seed studies and plot them. "
+app = typer.Typer(cls=_BenchGroup, help="Run the machine microbenchmarks of the case studies (docs/case-studies.md) and plot them. "
                        "Each kernel: mpiscope bench KERNEL OPTIONS -- LAUNCHER ARGS.",
                   no_args_is_help=True, rich_markup_mode="markdown")
 
@@ -156,7 +156,7 @@ def _make_kernel_command(kern: K.Kernel):
     params += _driver_params(kern)
     command.__signature__ = inspect.Signature(params)
     command.__name__ = kern.name
-    doc = (f"{kern.summary[0].upper()}{kern.summary[1:]} (seed {kern.seed}). "
+    doc = (f"{kern.summary[0].upper()}{kern.summary[1:]} ({kern.study}). "
            f"Defaults: {kern.defaults}. Usage: mpiscope bench {kern.name} OPTIONS -- "
            f"LAUNCHER ARGS")
     app.command(name=kern.name, help=doc,
@@ -176,13 +176,14 @@ def list_kernels():
     table.add_column("kernel")
     table.add_column("measures")
     table.add_column("options")
+    table.add_column("case study")
     for kern in K.KERNELS.values():
         opts = " ".join(f"--{o.name}" for o in kern.options)
         if kern.multi_ranks:
             opts = (opts + " --ranks").strip()
         if kern.needs_dir:
             opts = (opts + " --dir").strip()
-        table.add_row(kern.name, kern.summary, opts)
+        table.add_row(kern.name, kern.summary, opts, kern.study)
     Console().print(table)
 
 

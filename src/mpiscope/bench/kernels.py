@@ -27,7 +27,7 @@ class Option:
 class Kernel:
     name: str
     summary: str
-    seed: str
+    study: str                  # the case study it comes from (docs/case-studies.md): "study: section"
     options: tuple[Option, ...] = ()
     methods: dict[str, str] = field(default_factory=dict)
     defaults: str = ""          # the common options' kernel defaults, for --help
@@ -49,7 +49,7 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
         "p2p", "latency and bandwidth by the OSU micro-benchmarks' methods (osu_latency, "
                "osu_bw, osu_bibw, osu_mbw_mr), pairs on one node and on different nodes, "
                "1, 2, 4 .. K concurrent pairs",
-        "003 (Colony switch, intra/inter-node messaging)",
+        "IBM SP scaling guide: Colony switch, intra/inter-node messaging",
         options=(
             Option("pairs", "int", "Largest number of concurrent pairs: runs 1, 2, 4 .. K pairs "
                                    "at once (needs 2K ranks).", "1"),
@@ -106,7 +106,7 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
     Kernel(
         "collectives", "barrier, bcast, reduce, allreduce, allgather, alltoall over sizes and "
                        "communicator sizes 2, 4, 8 .. P",
-        "003 (MPI collectives, MPI_Barrier scaling)",
+        "IBM SP scaling guide: MPI collectives, MPI_Barrier scaling",
         options=(
             Option("ops", "str", "Comma-separated collectives to measure.",
                    "barrier,bcast,reduce,allreduce,allgather,alltoall"),
@@ -130,7 +130,7 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
     Kernel(
         "jitter", "many repetitions of a small allreduce: distribution, arrival spread, "
                   "time series",
-        "004 (POP: allreduce jitter and ragged arrival)",
+        "POP on the Cray XT: allreduce jitter and ragged arrival",
         options=(
             Option("modes", "str", "plain (allreduce alone) and/or barrier (a timing barrier "
                                    "before each allreduce, as POP's t_barrierf).",
@@ -153,7 +153,7 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
     Kernel(
         "halo", "the five halo-exchange strategies BSBR, SERE, ISBR, ISIR, IRIS over sizes "
                 "and 2/4/6/8 neighbours, with and without compute to overlap",
-        "003 (Halo communication I and II)",
+        "IBM SP scaling guide: Halo communication I and II",
         options=(
             Option("strategies", "str", "Comma-separated strategies.", "BSBR,SERE,ISBR,ISIR,IRIS"),
             Option("neighbours", "str", "Neighbour counts: 2 (1-D ring), 4 (2-D), 6 (3-D), "
@@ -176,7 +176,7 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
                  "5 batches"),
     Kernel(
         "triad", "STREAM triad bandwidth with 1, 2 .. N ranks per node (memory contention)",
-        "003 (Memory contention)",
+        "IBM SP scaling guide: Memory contention",
         options=(
             Option("length", "size", "Doubles per array (three arrays per rank).", "4M"),
             Option("ranks-per-node", "str", "Active ranks per node to measure.", "1..N"),
@@ -194,7 +194,7 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
     Kernel(
         "mpimem", "resident memory per rank after MPI_Init, after all-to-all connections and "
                   "after collectives, against P",
-        "003 (MPI memory usage)",
+        "IBM SP scaling guide: MPI memory usage",
         multi_ranks=True,
         methods={
             "rss_kib": "VmRSS of /proc/self/status in KiB; " + _STATS,
@@ -209,7 +209,7 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
     Kernel(
         "io", "rank 0 writes all, file per rank, MPI-IO independent, MPI-IO collective; "
               "metadata create/open/stat/remove rates",
-        "003 (Parallel I/O strategies, metadata)",
+        "IBM SP scaling guide: Parallel I/O strategies, metadata",
         needs_dir=True,
         options=(
             Option("strategies", "str", "Comma-separated strategies.", "rank0,perrank,indep,coll"),
@@ -235,7 +235,7 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in [
         defaults="blocks of 1 MiB .. 16 MiB per rank (--min-size, --max-size), 3 repetitions "
                  "(--iters)"),
     Kernel(
-        "startup", "MPI_Init and MPI_Finalize duration against P", "003 (Job startup)",
+        "startup", "MPI_Init and MPI_Finalize duration against P", "IBM SP scaling guide: Job startup",
         multi_ranks=True,
         methods={
             "init_s": "per rank: wall clock after MPI_Init minus before; " + _STATS,

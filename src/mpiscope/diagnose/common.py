@@ -159,7 +159,7 @@ BIND_FLAGS = {"openmpi": ("--bind-to core --map-by core", "--map-by slot:PE={t} 
               "intel": ("-genv I_MPI_PIN=1", "-genv I_MPI_PIN_DOMAIN={t}")}
 BIND_ANYWHERE = ("Slurm: srun --cpu-bind=cores (with --cpus-per-task=T for T threads); "
                  "Open MPI: mpirun --bind-to core (--map-by slot:PE=T); MPICH: mpiexec "
-                 "-bind-to core (-bind-to core:T); Cray: aprun -d T, as seed 001 shows")
+                 "-bind-to core (-bind-to core:T); Cray: aprun -d T, as the Cray MPI tips show")
 
 
 def bind_command(prof: Profile, threads: int = 1) -> str | None:

@@ -52,7 +52,7 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
     return [finding(RULE, f"Compute load imbalance: {who} compute longer, the others wait",
                     top - avg, rep, ranks, evidence,
                     "Give the slow ranks less work: split the domain by cost, not by grid "
-                    "points (CM1's storm ranks in seed 000), or move work from the maxPE "
+                    "points (CM1's storm ranks in WRF on Blue Waters), or move work from the maxPE "
                     "rank; the others' wait and collective time falls with it.", command)]
 
 

@@ -52,7 +52,7 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                                    "Write collectively: every rank writes its own block with "
                                    "MPI_File_set_view + MPI_File_write_all (the stencil's "
                                    "--io mpiio), instead of gathering the field to one rank "
-                                   "that writes alone (WRF, seed 000)."))
+                                   "that writes alone (WRF on Blue Waters)."))
     out += _aggregators(prof, rep)
     return out
 
@@ -82,6 +82,6 @@ def _aggregators(prof: Profile, rep: dict) -> list[dict]:
                            ranks_field(f["aggregators"]), evidence,
                            "Spread the aggregators over the nodes: set cb_config_list to "
                            "\"*:1\" (one per node) and cb_nodes to the number of nodes, or use "
-                           "a rank order that keeps them apart (WRF, seed 000).",
+                           "a rank order that keeps them apart (WRF on Blue Waters).",
                            f"mpiscope place aggregators {profile_arg(prof)}"))
     return out

@@ -60,8 +60,8 @@ def _with_sync(prof: Profile, rep: dict, rows: dict) -> list[dict]:
                    worst["time"] / coll["time"] if coll["time"] else float("inf"), "x")]
     return [finding(RULE, f"Late arrival at collectives: ranks wait for the last one before "
                     f"{coll['name']} (not a slow collective)", cost, rep, ranks, evidence,
-                    "Find what delays the late ranks before the collective (in seed 004 the "
-                    "halo update): pre-post the receives (MPI_Irecv before the computation "
+                    "Find what delays the late ranks before the collective (in POP on the "
+                    "Cray XT the halo update): pre-post the receives (MPI_Irecv before the computation "
                     "that precedes the sends) and balance their work; the collective itself "
                     "is not the problem.")]
 
@@ -83,6 +83,6 @@ def _without_sync(prof: Profile, rep: dict, rows: dict) -> list[dict]:
                            ranks_field([s["max_pe"]]), evidence,
                            "Rerun with timing barriers: mpiscope run --sync times a barrier "
                            "before each collective, separating ranks arriving late from the "
-                           "collective's own cost (Worley's timing barriers, seed 004).",
+                           "collective's own cost (Worley's timing barriers in POP on the Cray XT).",
                            program_command(prof, "mpiscope run --sync")))
     return out

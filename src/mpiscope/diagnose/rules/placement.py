@@ -62,5 +62,5 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                     f"of point-to-point bytes off-node, a rank order cuts that by {red:.0f}%",
                     cost, rep, {"count": prof.nranks, "min_pe": 0, "max_pe": prof.nranks - 1,
                                 "list": None}, evidence,
-                    "Reorder the ranks so that partners share a node (WRF's grid_order, seed "
-                    "000): write the partitioned order and launch with it.", cmd)]
+                    "Reorder the ranks so that partners share a node (grid_order in WRF on "
+                    "Blue Waters): write the partitioned order and launch with it.", cmd)]

@@ -71,7 +71,7 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                                comp["imbalance_pct"], "%"))
         fix = ("Do the work where the data is: reduce locally and gather only the results, "
                "e.g. gather row sums with MPI_Gatherv (derived datatypes placing each band) "
-               "instead of every field to rank %d (TOMCAT, seed 002)." % rank
+               "instead of every field to rank %d (TOMCAT on HECToR)." % rank
                if direction == "received" else
                "Rank %d sends nearly everything: let each rank read or compute its own part "
                "instead of distributing it from one rank, or use a tree/collective that "

@@ -60,5 +60,5 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                            f"Fuse these {calls:,.0f} {size} {r['name']} calls: "
                            "put values that are reduced at the same point into one buffer "
                            "and one call (Chronopoulos-Gear CG halves the allreduces of "
-                           "classic CG, seed 004); each call costs a latency, not bandwidth."))
+                           "classic CG, as in POP on the Cray XT); each call costs a latency, not bandwidth."))
     return out
