@@ -42,6 +42,7 @@ apt_pkgs=(
   libopenmpi-dev openmpi-bin libmpich-dev mpich  # both MPIs, side by side
   "$browser"                                     # the HTML report's browser tests
   slurm-wlm munge                                # a one-node Slurm for the scaling tests
+  openssh-server openssh-client iproute2         # the virtual cluster (scripts/vcluster.sh)
 )
 missing=()
 for p in "${apt_pkgs[@]}"; do

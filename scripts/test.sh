@@ -6,4 +6,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --no-demo
-exec .venv/bin/python -m pytest -n 2 -q "$@"
+# --dist loadgroup: the tests on the virtual cluster (tests/vcluster.py) share one worker.
+exec .venv/bin/python -m pytest -n 2 --dist loadgroup -q "$@"

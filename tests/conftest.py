@@ -3,6 +3,7 @@ import fcntl
 import pytest
 
 import mpitest
+from vcluster import vcluster  # noqa: F401  (the session's virtual cluster, tests/vcluster.py)
 
 
 def pytest_generate_tests(metafunc):
@@ -62,3 +63,12 @@ def _machine_share(request, tmp_path_factory):
             fcntl.flock(gate, fcntl.LOCK_UN)
             fcntl.flock(lock, fcntl.LOCK_SH)
         yield
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    # Every test on the virtual cluster runs on one xdist worker (--dist loadgroup in
+    # scripts/test.sh), so the run brings the cluster up once (tests/vcluster.py).
+    for item in items:
+        if "vcluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("vcluster"))
