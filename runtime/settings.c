@@ -78,6 +78,17 @@ static long parse_string(const char *var, const char *def, const char *range, in
     return getenv(var) && getenv(var)[0] ? 1 : 0;
 }
 
+static void setting_text(const char *var, const char *def, char *out, size_t size, long *set)
+{
+    const char *val = getenv(var);
+    if (!val || !val[0])
+        val = def;
+    if (strlen(val) >= size)
+        val = "";
+    snprintf(out, size, "%s", val);
+    *set = out[0] != 0;
+}
+
 void mpiscope_settings_read(mpiscope_settings_t *s, int warn)
 {
     memset(s, 0, sizeof *s);
@@ -85,8 +96,18 @@ void mpiscope_settings_read(mpiscope_settings_t *s, int warn)
     s->name = parse_##type("MPISCOPE_" #name, def, range, warn);
     MPISCOPE_SETTINGS(MPISCOPE_SETTING_PARSE)
 #undef MPISCOPE_SETTING_PARSE
-    const char *dir = getenv("MPISCOPE_DIR");
-    snprintf(s->DIR_value, sizeof s->DIR_value, "%s", dir && dir[0] ? dir : ".");
+    /* string values; one longer than the buffer is not kept cut (a cut path or command
+     * would mislead): DIR falls back to ".", LAUNCH to unknown */
+#define MPISCOPE_SETTING_TEXT(name, type, def, range, doc) MPISCOPE_SETTING_READ_##type(name, def)
+#define MPISCOPE_SETTING_READ_string(name, def) setting_text("MPISCOPE_" #name, def, s->name##_value, \
+                                                             sizeof s->name##_value, &s->name);
+#define MPISCOPE_SETTING_READ_int(name, def)
+#define MPISCOPE_SETTING_READ_bool(name, def)
+#define MPISCOPE_SETTING_READ_choice(name, def)
+    MPISCOPE_SETTINGS(MPISCOPE_SETTING_TEXT)
+#undef MPISCOPE_SETTING_TEXT
+    if (!s->DIR)
+        snprintf(s->DIR_value, sizeof s->DIR_value, ".");
 }
 
 static void json_choice(mpiscope_buf_t *b, const char *range, long idx)
@@ -114,10 +135,12 @@ void mpiscope_settings_json(const mpiscope_settings_t *s, mpiscope_buf_t *b)
     first = 0;                                                              \
     if (strcmp(#type, "choice") == 0)                                       \
         json_choice(b, range, s->name);                                     \
-    else if (strcmp(#type, "string") == 0)                                  \
-        mpiscope_buf_json_string(b, s->DIR_value);                          \
     else                                                                    \
-        mpiscope_buf_printf(b, "%ld", s->name);
+        MPISCOPE_SETTING_JSON_##type(name)
+#define MPISCOPE_SETTING_JSON_string(name) mpiscope_buf_json_string(b, s->name##_value);
+#define MPISCOPE_SETTING_JSON_int(name) mpiscope_buf_printf(b, "%ld", s->name);
+#define MPISCOPE_SETTING_JSON_bool(name) mpiscope_buf_printf(b, "%ld", s->name);
+#define MPISCOPE_SETTING_JSON_choice(name) mpiscope_buf_printf(b, "%ld", s->name);
     MPISCOPE_SETTINGS(MPISCOPE_SETTING_JSON)
 #undef MPISCOPE_SETTING_JSON
 }

@@ -49,15 +49,22 @@
       "protocols) per rank")                                                                      \
     X(MPIT_INTERVAL, int, "1000", "10..60000000",                                                 \
       "microseconds between samples of MPI_T levels (queue lengths) at wrapper exits; at least "  \
-      "100 times what one sample costs")
+      "100 times what one sample costs")                                                          \
+    X(LAUNCH, string, "", "",                                                                     \
+      "the launch command, as mpiscope run was given it (mpiscope run sets it); recorded in the " \
+      "profile so that mpiscope diagnose suggests the same launch, changed only where a fix says")
 
 #pragma GCC visibility push(hidden)
 
+/* A string setting's text is kept in NAME_value (its long field says whether it is set). */
+#define MPISCOPE_SETTING_TEXT_string(name) char name##_value[4096];
+#define MPISCOPE_SETTING_TEXT_int(name)
+#define MPISCOPE_SETTING_TEXT_bool(name)
+#define MPISCOPE_SETTING_TEXT_choice(name)
 typedef struct {
-#define MPISCOPE_SETTING_FIELD(name, type, def, range, doc) long name;
+#define MPISCOPE_SETTING_FIELD(name, type, def, range, doc) long name; MPISCOPE_SETTING_TEXT_##type(name)
     MPISCOPE_SETTINGS(MPISCOPE_SETTING_FIELD)
 #undef MPISCOPE_SETTING_FIELD
-    char DIR_value[4096];
 } mpiscope_settings_t;
 
 enum { MPISCOPE_MODE_VALUE_FULL = 0, MPISCOPE_MODE_VALUE_SUMMARY = 1 };

@@ -595,7 +595,7 @@ void mpiscope_write_profile(mpiscope_final_t *f)
         uint64_t off_nodes = off_regions + 40 * totals[W_REGIONS];
         uint64_t off_comms = off_nodes + 72 * totals[W_NODES];
         uint64_t off_env = off_comms + 48 * totals[W_COMMS];
-        uint64_t off_mpit = off_env + 80 * P;
+        uint64_t off_mpit = off_env + sizeof(mpiscope_env_t) * P;
         uint64_t off_meta = off_mpit + 32 * totals[W_MPIT];
 
         mpiscope_buf_t head = {0}, meta = {0};
@@ -624,7 +624,7 @@ void mpiscope_write_profile(mpiscope_final_t *f)
                 {MPISCOPE_SEC_REGIONS, 1, off_regions, 40 * totals[W_REGIONS], totals[W_REGIONS]},
                 {MPISCOPE_SEC_NODES, 1, off_nodes, 72 * totals[W_NODES], totals[W_NODES]},
                 {MPISCOPE_SEC_COMMS, 1, off_comms, 48 * totals[W_COMMS], totals[W_COMMS]},
-                {MPISCOPE_SEC_ENV, 1, off_env, 80 * P, P},
+                {MPISCOPE_SEC_ENV, MPISCOPE_ENV_VERSION, off_env, sizeof(mpiscope_env_t) * P, P},
                 {MPISCOPE_SEC_META, 1, off_meta, meta.len, meta.len},
                 {MPISCOPE_SEC_MPIT, 1, off_mpit, 32 * totals[W_MPIT], totals[W_MPIT]},
             };
@@ -634,10 +634,10 @@ void mpiscope_write_profile(mpiscope_final_t *f)
         uint64_t off[11] = {0, off_ranks + 128 * (uint64_t)f->rank, off_funcs + 64 * first[W_FUNCS],
                             off_hist + 32 * first[W_HIST], off_peers + 24 * first[W_PEERS],
                             off_regions + 40 * first[W_REGIONS], off_nodes + 72 * first[W_NODES],
-                            off_comms + 48 * first[W_COMMS], off_env + 80 * (uint64_t)f->rank,
+                            off_comms + 48 * first[W_COMMS], off_env + sizeof(mpiscope_env_t) * (uint64_t)f->rank,
                             off_mpit + 32 * first[W_MPIT], off_meta};
         uint64_t len[11] = {head.len, 128, 64ull * t->nused, 32ull * t->nhused, 24ull * np, 40ull * nr,
-                            leader ? 72u : 0u, 48ull * nc, 80, 32ull * mpit.nrecs, meta.len};
+                            leader ? 72u : 0u, 48ull * nc, sizeof envrec, 32ull * mpit.nrecs, meta.len};
         const void *ptr[11] = {head.data, &me, funcs, hist, peers, regs, &node, comms, &envrec, mpit.recs,
                                meta.data};
         mpiscope_finish_file(f, &fh, path, off, len, ptr, 11);

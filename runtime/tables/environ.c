@@ -18,12 +18,14 @@
  * the two ids.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <link.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "mpiscope.h"
 
@@ -57,7 +59,8 @@ static struct {
     uint64_t t_enter, t_mpi, t_exit;   /* MPI_Init wrapper: entry, PMPI return, exit (ticks) */
     uint64_t t_fin0, t_fin1;           /* MPI_Finalize entry, end of our barrier */
     double cpu0, cpu1;                 /* process CPU seconds at MPI_Init return, MPI_Finalize */
-    uint32_t flags, ncpus, threads, overlap, overlap_rank;
+    double delay0, delay1;             /* run-queue seconds of its threads, same two points */
+    uint32_t flags, ncpus, threads, overlap, overlap_rank, node_cpus;
     double load;
     uint64_t cpus_id, vars_id;
     mpiscope_buf_t cpus, vars;         /* the CPU list and the variable set, as text */
@@ -70,6 +73,91 @@ static double env_cpu_seconds(void)
         return 0.0;
     return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
            (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
+/* Seconds the process's threads spent runnable but waiting for a CPU (the
+ * second field of /proc/self/task/TID/schedstat, in ns), summed over the
+ * threads alive now; 0 where the kernel has no schedstat. Threads that ended
+ * before the second reading lose their share: a lower bound. */
+static double env_run_delay(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return 0.0;
+    double total = 0.0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/schedstat", de->d_name);
+        FILE *fp = fopen(path, "r");
+        unsigned long long oncpu = 0, waited = 0;
+        if (fp) {
+            if (fscanf(fp, "%llu %llu", &oncpu, &waited) == 2)
+                total += 1e-9 * (double)waited;
+            fclose(fp);
+        }
+    }
+    closedir(d);
+    return total;
+}
+
+/* CPUs of "0-3,8,10-11" (a cpuset list); 0 if the text is no list. */
+static uint32_t env_count_list(const char *s)
+{
+    uint32_t n = 0;
+    while (*s && *s != '\n') {
+        char *end;
+        long a = strtol(s, &end, 10), b = a;
+        if (end == s)
+            return 0;
+        if (*end == '-') {
+            s = end + 1;
+            b = strtol(s, &end, 10);
+            if (end == s)
+                return 0;
+        }
+        n += b >= a ? (uint32_t)(b - a + 1) : 0;
+        s = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+/* The CPUs of this node the job may use: its cgroup's cpuset (what a batch system such as
+ * Slurm gives the job; v2 cpuset.cpus.effective, v1 cpuset.effective_cpus), else the CPUs
+ * online. RATIONALE: a rank's own affinity mask may be narrowed by a launcher or a wrapper
+ * (taskset); the node's count tells a pinning mistake (CPUs left idle) from a node that
+ * simply has fewer CPUs than the job runs threads. */
+static uint32_t env_node_cpus(void)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t n = online > 0 ? (uint32_t)online : 0;
+    FILE *fp = fopen("/proc/self/cgroup", "r");
+    char line[4096], path[4352], list[4096];
+    while (fp && fgets(line, sizeof line, fp)) {
+        line[strcspn(line, "\n")] = 0;
+        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+        if (!b)
+            continue;
+        if (!strncmp(line, "0::", 3))
+            snprintf(path, sizeof path, "/sys/fs/cgroup%s/cpuset.cpus.effective", b + 1);
+        else if (b - a - 1 == 6 && !strncmp(a + 1, "cpuset", 6))
+            snprintf(path, sizeof path, "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus", b + 1);
+        else
+            continue;
+        FILE *cs = fopen(path, "r");
+        if (cs && fgets(list, sizeof list, cs)) {
+            uint32_t c = env_count_list(list);
+            if (c && (!n || c < n))
+                n = c;
+        }
+        if (cs)
+            fclose(cs);
+    }
+    if (fp)
+        fclose(fp);
+    return n;
 }
 
 void mpiscope_env_init_enter(void)
@@ -93,6 +181,7 @@ void mpiscope_env_init_exit(void)
 void mpiscope_env_started(void)
 {
     env.cpu0 = env_cpu_seconds();
+    env.delay0 = env_run_delay();
 }
 
 static int env_has_openmp(struct dl_phdr_info *info, size_t size, void *found)
@@ -220,6 +309,7 @@ void mpiscope_env_node(MPI_Comm node, const int *node_ranks, int node_size)
     if (openmp)
         env.flags |= MPISCOPE_ENV_OPENMP;
     env.ncpus = (uint32_t)env_popcount(mine.bits, NULL);
+    env.node_cpus = env_node_cpus();
     env.threads = mine.threads = env_threads(openmp, env.ncpus);
     env_cpulist(mine.bits, &env.cpus);
     env_variables();
@@ -273,6 +363,7 @@ void mpiscope_env_node(MPI_Comm node, const int *node_ranks, int node_size)
 void mpiscope_env_finalize(MPI_Comm comm)
 {
     env.cpu1 = env_cpu_seconds();
+    env.delay1 = env_run_delay();
     env.t_fin0 = mpiscope_now();
     PMPI_Barrier(comm);
     env.t_fin1 = mpiscope_now();
@@ -299,6 +390,8 @@ void mpiscope_env_fill(const mpiscope_final_t *f, mpiscope_env_t *r)
     r->overlap = env.overlap;
     r->overlap_rank = env.overlap_rank;
     r->load = env.load;
+    r->node_cpus = env.node_cpus;
+    r->run_delay = env.delay1 > env.delay0 ? env.delay1 - env.delay0 : 0.0;
 }
 
 /* The rank metrics MPISCOPE_RM_INIT.. (summary mode), in enum order. */
@@ -309,7 +402,8 @@ void mpiscope_env_metrics(const mpiscope_final_t *f, double *out)
     double v[MPISCOPE_RM_ENV_COUNT] = {
         r.init, r.init_own, r.finalize, r.cpu_time, r.ncpus, r.threads, r.overlap,
         (r.flags & MPISCOPE_ENV_UNBOUND) ? 1.0 : 0.0,
-        r.threads > r.ncpus && r.ncpus ? (double)(r.threads - r.ncpus) : 0.0, r.load};
+        r.threads > r.ncpus && r.ncpus ? (double)(r.threads - r.ncpus) : 0.0, r.load,
+        r.node_cpus, r.run_delay};
     memcpy(out, v, sizeof v);
 }
 

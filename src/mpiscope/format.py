@@ -43,7 +43,9 @@ FUNC_METRICS = ["calls", "bytes_sent", "bytes_recv", "time"]
 # Rank-level SUMMARY metrics after RANK_METRICS: each rank's ENV values, reduced the same way
 # (unbound: 1 or 0; oversub: threads beyond the CPUs of its mask).
 ENV_METRICS = ["init", "init_own", "finalize", "cpu_time", "ncpus", "threads", "overlap",
-               "unbound", "oversub", "load"]
+               "unbound", "oversub", "load", "node_cpus", "run_delay"]
+# ENV_METRICS a runtime before ENV layout 2 did not reduce (their summary records are absent).
+ENV_METRICS_V2 = ("node_cpus", "run_delay")
 SUMMARY_RANK_METRICS = RANK_METRICS + ENV_METRICS
 
 HEADER = np.dtype([
@@ -116,12 +118,16 @@ ENV_OPENMP = 1 << 1
 ENV_MASK_CUT = 1 << 2
 ENV_VARS_CUT = 1 << 3
 ENV_NO_RANK = 0xFFFFFFFF
-ENV = np.dtype([
+# Layout 2 added node_cpus and run_delay; the reader widens a layout-1 section (ENV_V1) to it
+# with both 0 (unknown).
+ENV_VERSION = 2
+ENV_V1 = np.dtype([
     ("rank", "<u4"), ("flags", "<u4"), ("cpus", "<u8"), ("vars", "<u8"),
     ("init", "<f8"), ("init_own", "<f8"), ("finalize", "<f8"), ("cpu_time", "<f8"),
     ("ncpus", "<u4"), ("threads", "<u4"), ("overlap", "<u4"), ("overlap_rank", "<u4"),
     ("load", "<f8"),
 ])
+ENV = np.dtype(ENV_V1.descr + [("node_cpus", "<u4"), ("reserved", "<u4"), ("run_delay", "<f8")])
 
 # What each thread of a rank was doing at a snapshot (partial profiles only).
 NOT_IN_MPI = 0xFFFF
@@ -155,6 +161,11 @@ SECTION_DTYPES = {
 }
 
 
+# Section layout versions a reader accepts (1 for every kind not named), and the dtype of each
+# older one.
+SECTION_VERSIONS = {SEC_ENV: {1: ENV_V1, ENV_VERSION: ENV}}
+
+
 def section_dtype(kind: int, mode: str) -> np.dtype:
     """The record dtype of a section kind in a profile of mode "full" or "summary"
     (MPIT holds SUMMARY records in summary mode)."""
@@ -168,7 +179,7 @@ assert FUNC.itemsize == 64 and HIST.itemsize == 32 and PEER.itemsize == 24
 assert REGION.itemsize == 40 and NODE.itemsize == 72 and SUMMARY.itemsize == 56
 assert INFLIGHT.itemsize == 32 and SNAP_HEADER.itemsize == 128 and COMM.itemsize == 48
 assert MPIT.itemsize == 32
-assert ENV.itemsize == 80
+assert ENV_V1.itemsize == 80 and ENV.itemsize == 96
 
 
 def fnv1a64(name: str) -> int:

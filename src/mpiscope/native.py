@@ -70,20 +70,103 @@ _LAUNCHER_IMPL = [
 ]
 
 
-def impl_of_binary(path: str) -> str | None:
-    """Which MPI a dynamically linked program uses, from the libraries it needs."""
-    exe = shutil.which(path) or path
+# MPI libraries by soname (DT_NEEDED): Open MPI's ABI is .so.40; MPICH's (.so.12) is shared by
+# Intel MPI and Cray MPICH, told apart by the path ldd resolves.
+_OMPI_SONAME = re.compile(r"^lib(mpi|mpi_mpifh|mpi_usempif08|mpi_usempi_ignore_tkr|mpi_cxx|"
+                          r"open-rte|open-pal)\.so\.40")
+_MPICH_SONAME = re.compile(r"^lib(mpich|mpichfort|mpichcxx|mpifort|mpicxx|mpi|mpi_cray)\.so\.12")
+IMPL_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH", "intelmpi": "Intel MPI", "mpi": "MPI"}
+
+
+def needed_libraries(path: str) -> list[str] | None:
+    """The DT_NEEDED entries of an ELF file (pyelftools), or None if it is not an ELF file."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+
     try:
-        out = subprocess.run(["ldd", exe], capture_output=True, text=True, timeout=20).stdout
-    except (OSError, subprocess.TimeoutExpired):
+        with open(path, "rb") as fh:
+            elf = ELFFile(fh)
+            return [t.needed for sec in elf.iter_sections() if isinstance(sec, DynamicSection)
+                    for t in sec.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
+    except (OSError, ELFError, ValueError):
         return None
-    if "libmpi.so.40" in out or "libopen-rte" in out or "libopen-pal" in out:
-        return "openmpi"
-    if "libmpich" in out or "libmpi.so.12" in out:
-        if "intel" in out.lower():
-            return "intelmpi"
-        return "mpich"
+
+
+def impl_of_sonames(names: list[str]) -> tuple[str, str] | None:
+    """(impl, the soname that says so) of a list of needed libraries, or None."""
+    for n in names:
+        if _OMPI_SONAME.match(n):
+            return "openmpi", n
+    for n in names:
+        if _MPICH_SONAME.match(n):
+            return "mpich", n
     return None
+
+
+def impl_of_binary(path: str) -> str | None:
+    """Which MPI a dynamically linked program uses: the MPI library it needs itself (ELF
+    DT_NEEDED), else one its libraries need (ldd, for a program linked through a library)."""
+    return (linkage(path) or (None, None))[0]
+
+
+def linkage(path: str) -> tuple[str, str] | None:
+    """(impl, the library that says so) of a program, or None (not ELF, no MPI library)."""
+    exe = shutil.which(path) or path
+    direct = needed_libraries(exe)
+    if direct is None:
+        return None
+    found = impl_of_sonames(direct)
+    if found is None:
+        try:
+            out = subprocess.run(["ldd", exe], capture_output=True, text=True, timeout=20).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        found = impl_of_sonames([line.split()[0] for line in out.splitlines() if line.split()])
+        if found is None:
+            return None
+        resolved = next((line for line in out.splitlines() if found[1] in line), "")
+    else:
+        resolved = ""
+    impl, soname = found
+    if impl == "mpich" and "intel" in (resolved or exe).lower():
+        impl = "intelmpi"
+    return impl, soname
+
+
+def program_in(argv: list[str]) -> str | None:
+    """The MPI program of a launch command: the first word after the launcher (or the first
+    word, when it is no launcher: a singleton run) that is an executable ELF file needing an
+    MPI library, so wrappers such as taskset or numactl are looked through; None if there is
+    none (a script, an interpreter)."""
+    from .run.launcher_args import launcher_kind
+
+    if not argv:
+        return None
+    name = os.path.basename(argv[0])
+    launched = launcher_kind(argv[0], None) != "other" or name.startswith(("mpirun", "mpiexec"))
+    for arg in argv[1:] if launched else argv:
+        cand = shutil.which(arg) if "/" not in arg else (arg if os.access(arg, os.X_OK) else None)
+        if cand and os.path.isfile(cand) and linkage(cand):
+            return cand
+    return None
+
+
+def check_linkage(argv: list[str], impl: str, chosen: str) -> None:
+    """Refuse (UserError, one line) to preload ``impl``'s runtime into a program linked against
+    another MPI: the ranks would die in their first MPI call ("Invalid communicator").
+    ``chosen`` says how impl was picked (for the message)."""
+    prog = program_in(argv)
+    found = linkage(prog) if prog else None
+    if not found:
+        return
+    linked, soname = found
+    compatible = {impl} | ({"mpich", "intelmpi"} if impl in ("mpich", "intelmpi") else set())
+    if linked in compatible or impl == "mpi":
+        return
+    raise UserError(f"{os.path.basename(prog)} is linked against {IMPL_NAMES[linked]} ({soname}) "
+                    f"but {chosen} is {IMPL_NAMES.get(impl, impl)}: run it with {IMPL_NAMES[linked]}'s "
+                    f"launcher and --mpi {linked}")
 
 
 def impl_of_launcher(argv: list[str]) -> str | None:
@@ -100,26 +183,30 @@ def impl_of_launcher(argv: list[str]) -> str | None:
         for pattern, impl in _LAUNCHER_IMPL:
             if pattern.search(real):
                 return impl
-    # The program is the first argument that is an executable file.
-    for arg in argv[1:]:
-        cand = shutil.which(arg) if "/" not in arg else (arg if os.access(arg, os.X_OK) else None)
-        if cand and os.path.isfile(cand):
-            impl = impl_of_binary(cand)
-            if impl:
-                return impl
-    return None
+    prog = program_in(argv)
+    return impl_of_binary(prog) if prog else None
 
 
 def resolve_impl(argv: list[str], mpi: str | None) -> str:
     """The MPI whose build runs a launch command: --mpi if given, else guessed
     from the command, else the only MPI mpiscope was built for."""
+    return resolve_impl_and_why(argv, mpi)[0]
+
+
+def resolve_impl_and_why(argv: list[str], mpi: str | None) -> tuple[str, str]:
+    """(impl, how it was chosen, as words for a message) of :func:`resolve_impl`."""
     if mpi:
-        return mpi
+        return mpi, f"--mpi {mpi}"
+    name = os.path.basename(argv[0]) if argv else ""
     impl = impl_of_launcher(argv)
-    if impl is None:
-        built = available_impls()
-        if len(built) != 1:
-            raise UserError(f"cannot tell which MPI '{argv[0]}' launches; pass --mpi "
-                            f"({' or '.join(built) or 'none built'})")
-        impl = built[0]
-    return impl
+    if impl is not None:
+        return impl, f"the runtime for the launcher {name}"
+    return _only_built(argv), "the only runtime built"
+
+
+def _only_built(argv: list[str]) -> str:
+    built = available_impls()
+    if len(built) != 1:
+        raise UserError(f"cannot tell which MPI '{argv[0]}' launches; pass --mpi "
+                        f"({' or '.join(built) or 'none built'})")
+    return built[0]

@@ -137,19 +137,26 @@ def _parse(name: str, buf) -> Profile:
             raise corrupt(f"section {sname} appears twice")
         if off < table_at + nsections * fmt.SECTION.itemsize or off + length > size:
             raise corrupt(f"section {sname} ({length} bytes at offset {off}) outside the file")
-        if int(entry["version"]) != 1:
-            raise UserError(f"{name}: section {sname} has layout version {int(entry['version'])}; "
-                            f"this mpiscope reads version 1")
+        version = int(entry["version"])
+        versions = fmt.SECTION_VERSIONS.get(kind, {1: None})
+        if version not in versions:
+            raise UserError(f"{name}: section {sname} has layout version {version}; "
+                            f"this mpiscope reads version {' or '.join(map(str, versions))}")
         if kind == fmt.SEC_META:
             if count != length:
                 raise corrupt(f"META count {count} differs from its length {length}")
             found[kind] = bytes(buf[off:off + length])
             continue
-        dtype = fmt.section_dtype(kind, mode)
+        dtype = versions.get(version) or fmt.section_dtype(kind, mode)
         if length != count * dtype.itemsize:
             raise corrupt(f"section {sname} is {length} bytes, expected {count} records "
                           f"x {dtype.itemsize}")
         found[kind] = np.frombuffer(buf, dtype, count=count, offset=off)
+        if dtype != fmt.section_dtype(kind, mode):  # an older layout: widened, new fields 0
+            wide = np.zeros(count, fmt.section_dtype(kind, mode))
+            for field in dtype.names:
+                wide[field] = found[kind][field]
+            found[kind] = wide
 
     for kind in _REQUIRED[mode]:
         if kind not in found:

@@ -91,7 +91,10 @@ def _layout(sections: dict[int, bytes | np.ndarray]) -> tuple[np.ndarray, int]:
         offset += -offset % 8
         count = len(data)
         nbytes = data.nbytes if isinstance(data, np.ndarray) else len(data)
-        table[i] = (kind, 1, offset, nbytes, count)
+        # the layout version of the dtype written (ENV: 1 or 2, fmt.SECTION_VERSIONS)
+        version = next((v for v, dt in fmt.SECTION_VERSIONS.get(kind, {}).items()
+                        if isinstance(data, np.ndarray) and dt == data.dtype), 1)
+        table[i] = (kind, version, offset, nbytes, count)
         offset += nbytes
     return table, offset
 

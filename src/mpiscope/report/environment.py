@@ -22,7 +22,7 @@ NODE_ROWS = 16
 GROUP_ROWS = 16
 
 # Per-rank values shown as min/max/avg/minPE/maxPE (fmt.ENV_METRICS names).
-TIMES = ("init", "init_own", "finalize", "cpu_time")
+TIMES = ("init", "init_own", "finalize", "cpu_time", "run_delay")
 
 
 def env_values(prof: Profile) -> dict[str, np.ndarray]:
@@ -31,7 +31,8 @@ def env_values(prof: Profile) -> dict[str, np.ndarray]:
     e = prof.env
     threads, ncpus = e["threads"].astype(np.float64), e["ncpus"].astype(np.float64)
     out = {k: e[k].astype(np.float64) for k in ("init", "init_own", "finalize", "cpu_time",
-                                                "ncpus", "threads", "overlap", "load")}
+                                                "ncpus", "threads", "overlap", "load",
+                                                "node_cpus", "run_delay")}
     out["unbound"] = ((e["flags"] & fmt.ENV_UNBOUND) != 0).astype(np.float64)
     out["oversub"] = np.where(ncpus > 0, np.maximum(threads - ncpus, 0.0), 0.0)
     return out
@@ -50,6 +51,9 @@ def env_stats(prof: Profile) -> dict[str, dict] | None:
     out = {}
     for name in fmt.ENV_METRICS:
         rec = level[level["metric"] == fmt.SUMMARY_RANK_METRICS.index(name)] if len(level) else level
+        if not len(rec) and name in fmt.ENV_METRICS_V2 and out:
+            out[name] = {**rank_stats(np.zeros(1)), "nonzero": 0}  # an older runtime: unknown (0)
+            continue
         if not len(rec):
             return None  # written by a runtime before the ENV section
         out[name] = {**summary_stats(rec[0], prof.nranks), "nonzero": int(rec[0]["nonzero"])}
@@ -128,7 +132,8 @@ def environment_section(prof: Profile) -> dict:
     return {
         "available": True, "why_not": None, "source": "ranks" if full else "summary",
         **{k: stats[k] for k in TIMES},
-        **{k: stats[k] for k in ("ncpus", "threads", "load", "overlap", "unbound", "oversub")},
+        **{k: stats[k] for k in ("ncpus", "threads", "load", "overlap", "unbound", "oversub",
+                                 "node_cpus")},
         "unbound_ranks": stats["unbound"]["nonzero"], "overlap_ranks": stats["overlap"]["nonzero"],
         "oversub_ranks": stats["oversub"]["nonzero"], "openmp_ranks": openmp,
         "cpu_lists": sorted(set(prof.environment["cpus"].values())),

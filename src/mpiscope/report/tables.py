@@ -269,7 +269,8 @@ def io_table(files: list[dict]) -> Table:
 
 ENV_TIME_ROWS = [("init", "MPI_Init (entry to exit)"), ("init_own", "  of it mpiscope's own setup"),
                  ("finalize", "MPI_Finalize: wait for the last rank"),
-                 ("cpu_time", "CPU time (user + system)")]
+                 ("cpu_time", "CPU time (user + system)"),
+                 ("run_delay", "waiting for a CPU (run queue)")]
 
 
 def environment_table(env: dict) -> Table:
@@ -290,8 +291,10 @@ def environment_lines(env: dict, nranks: int) -> list[str]:
     lines = []
     omp = "" if env["openmp_ranks"] is None else \
         f"OpenMP runtime loaded on {env['openmp_ranks']:,} of {nranks:,} rank(s); "
+    node = f"; CPUs per node: {_range(env['node_cpus'])}" if env["node_cpus"]["max"] else ""
     lines.append(f"{omp}CPUs in a rank's affinity mask: {_range(env['ncpus'])}; threads per "
-                 f"rank: {_range(env['threads'])}; threads per CPU (max): {env['load']['max']:.2g}")
+                 f"rank: {_range(env['threads'])}; threads per CPU (max): {env['load']['max']:.2g}"
+                 + node)
     for key, what in (("unbound_ranks", "unbound (free to run on every CPU of a shared node)"),
                       ("overlap_ranks", "bound to CPUs another bound rank of their node uses"),
                       ("oversub_ranks", "running more OpenMP threads than CPUs in their mask")):

@@ -16,6 +16,7 @@ The launcher's exit code is returned, and the profile the run wrote is named.
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -219,11 +220,14 @@ def launch(argv: list[str], *, mode: str | None = None, sync: bool = False, mpit
     if mode is not None and mode not in MODES:
         raise UserError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
     base = dict(os.environ if base_env is None else base_env)
-    impl = native.resolve_impl(argv, mpi)
+    impl, chosen = native.resolve_impl_and_why(argv, mpi)
+    native.check_linkage(argv, impl, chosen)   # a runtime of another MPI kills the ranks
     lib = str(native.runtime_library(impl))
     out = Path(outdir or base.get("MPISCOPE_DIR") or os.getcwd()).resolve()
     _usable_dir(out)
     env = run_environment(lib, base, mode, sync, str(out), mpit)
+    # the user's own launch, for the next commands diagnose suggests (docs/diagnose.md)
+    env["MPISCOPE_LAUNCH"] = shlex.join(argv)
     if order is not None:
         argv, extra_env = _apply_order(list(argv), order, impl)
         env.update(extra_env)

@@ -167,3 +167,37 @@ def test_exit_code_env_and_preload_order_without_mpi(tmp_path):
     assert proc.returncode == 2 and proc.stdout == "", proc.stdout
     assert proc.stderr.strip().splitlines()[-1] == (f"mpiscope: error: cannot create the output directory "
                                    f"{tmp_path / 'a-file' / 'sub'}: Not a directory")
+
+
+def test_a_program_of_another_mpi_is_refused_before_the_launch(tmp_path):
+    # Open MPI's runtime preloaded into an MPICH program kills every rank in its first MPI
+    # call ("Invalid communicator"): mpiscope run reads the program's DT_NEEDED and refuses
+    # in one line, before anything starts (no profile directory is even written to).
+    if not {"openmpi", "mpich"} <= set(native.available_impls()):
+        raise AssertionError("this test needs both MPIs built (scripts/setup.sh builds both)")
+    for impl, other, soname in (("mpich", "openmpi", "libmpich.so.12"),
+                                ("openmpi", "mpich", "libmpi.so.40")):
+        prog = str(native.program(impl, "tests/hello"))
+        assert native.linkage(prog) == (impl, soname)
+        for how in (["--", f"mpirun.{other}", "-n", "2", prog],
+                    ["--mpi", other, "--", f"mpirun.{other}", "-n", "2", "taskset", "-c", "0",
+                     prog]):
+            proc = mpitest.run(mpitest.mpiscope_cmd("run", "--dir", str(tmp_path / "out"), *how),
+                               check=False, timeout=60)
+            assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
+            (line,) = proc.stderr.strip().splitlines()
+            names = {"openmpi": "Open MPI", "mpich": "MPICH"}
+            assert line == (f"mpiscope: error: hello is linked against {names[impl]} ({soname}) "
+                            f"but {'--mpi ' + other if how[0] == '--mpi' else 'the runtime for the launcher mpirun.' + other} "
+                            f"is {names[other]}: run it with {names[impl]}'s launcher and "
+                            f"--mpi {impl}")
+            assert not (tmp_path / "out").exists()
+
+
+def test_the_launch_is_recorded_for_diagnose(tmp_path, impl, nranks):
+    # MPISCOPE_LAUNCH: the user's own command, before mpiscope adds its -x forwarding
+    hello = str(native.program(impl, "tests/hello"))
+    cmd = [*mpitest.launcher(impl, nranks), hello]
+    mpitest.run(mpitest.mpiscope_cmd("run", "--dir", str(tmp_path), "--", *cmd), timeout=180)
+    (path,) = tmp_path.glob("*.mpiscope")
+    assert read(path).meta["settings"]["MPISCOPE_LAUNCH"] == " ".join(cmd)

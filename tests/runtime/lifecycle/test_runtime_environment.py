@@ -5,6 +5,7 @@ report's environment block (text and --json)."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -64,7 +65,27 @@ def test_unbound_ranks_share_every_cpu(impl):
     assert (e["flags"] & fmt.ENV_UNBOUND).all()
     assert e["overlap"].tolist() == [0, 0]      # unbound ranks are not "overlapping bound" ones
     assert e["load"].tolist() == [1.0, 1.0]     # 2 threads on 2 CPUs
+    assert e["node_cpus"].tolist() == [2, 2]    # the node's CPUs (the test machine has 2)
     assert build_report(prof)["environment"]["unbound_ranks"] == 2
+
+
+def test_a_profile_of_env_layout_1_reads_with_the_new_fields_unknown(tmp_path):
+    # profiles written before ENV layout 2 (80-byte records, no node_cpus / run_delay)
+    prof, path = envruns.bound("openmpi")
+    from mpiscope import reader, testing
+    old = np.zeros(2, fmt.ENV_V1)
+    for name in fmt.ENV_V1.names:
+        old[name] = prof.env[name]
+    data = testing.encode({fmt.SEC_META: json.dumps(prof.meta).encode(), fmt.SEC_RANKS: prof.ranks,
+                           fmt.SEC_FUNCS: prof.funcs, fmt.SEC_HIST: prof.hist,
+                           fmt.SEC_PEERS: prof.peers, fmt.SEC_REGIONS: prof.regions,
+                           fmt.SEC_NODES: prof.nodes, fmt.SEC_ENV: old}, nranks=2)
+    (tmp_path / "v1.mpiscope").write_bytes(data)
+    back = reader.read(str(tmp_path / "v1.mpiscope"))
+    assert back.env.dtype == fmt.ENV and back.env["node_cpus"].tolist() == [0, 0]
+    assert back.env["cpu_time"].tolist() == prof.env["cpu_time"].tolist()
+    env = build_report(back)["environment"]
+    assert env["available"] and env["node_cpus"]["max"] == 0
 
 
 def test_taskset_pins_both_ranks_to_core_0():
@@ -74,8 +95,12 @@ def test_taskset_pins_both_ranks_to_core_0():
     assert not (e["flags"] & fmt.ENV_UNBOUND).any()   # one CPU: bound, to the same core
     assert e["overlap"].tolist() == [1, 1] and e["overlap_rank"].tolist() == [1, 0]
     assert e["load"].tolist() == [2.0, 2.0]
-    # measured: two busy ranks on one core each get about half of it
+    # measured: two busy ranks on one core each get about half of it, and wait for it the
+    # rest of the time (runnable all along: an MPI rank busy-polls), while the node has more
     assert (e["cpu_time"] < 0.8 * prof.ranks["wall"]).any()
+    wall = prof.ranks["wall"]
+    assert (e["run_delay"] > 0.25 * wall).all() and (e["cpu_time"] + e["run_delay"] > 0.7 * wall).all()
+    assert e["node_cpus"].tolist() == [os.cpu_count()] * 2
     df = prof.to_pandas("env")  # the same, as a pandas view
     assert df["cpus"].tolist() == ["0", "0"] and df["overlap_rank"].tolist() == [1, 0]
     assert not df["unbound"].any() and df["load"].tolist() == [2.0, 2.0]
@@ -97,6 +122,8 @@ def test_openmp_threads_beyond_the_mask_full_and_summary():
     assert env["threads"]["max"] == 4 and env["ncpus"]["min"] == 1 and env["load"]["max"] == 4
     assert env["oversub_ranks"] == 2 and env["unbound_ranks"] == env["overlap_ranks"] == 0
     assert env["init"]["max"] > 0 and env["init"]["min_pe"] in (0, 1)
+    assert env["node_cpus"]["min"] == env["node_cpus"]["max"] == os.cpu_count()
+    assert env["run_delay"]["max"] > 0  # 4 threads on one core each wait for it
     assert sorted(env["cpu_lists"]) == ["0", "1"]
     assert env["variables"]["all_ranks"]["OMP_NUM_THREADS"] == "4"
     text = mpitest.run(mpitest.mpiscope_cmd("report", path)).stdout
