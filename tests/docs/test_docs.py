@@ -103,6 +103,9 @@ def test_synopses_match_help():
         if not (b.mark and "synopsis" in b.mark):
             continue
         partial = set(b.mark.get("partial", "").split(","))
+        # options the page states once for every command that has them ("every command
+        # that writes an order takes --format, --hosts and -o")
+        also = set(filter(None, b.mark.get("also", "").split(",")))
         written: dict[tuple, set] = {}
         for ln in synopsis_lines(b):
             if ln.startswith("mpiscope"):
@@ -132,7 +135,7 @@ def test_synopses_match_help():
             if " ".join(path) in partial:
                 continue
             for opt in cli_options.visible_options(cmd):
-                if not set(opt.opts) & names:
+                if not set(opt.opts) & (names | also):
                     problems.append(f"{b.where}: '{label} --help' lists {'/'.join(opt.opts)}, "
                                     "the synopsis does not")
     assert not problems, "\n".join(problems)
@@ -258,7 +261,7 @@ def test_case_studies_are_named_not_numbered():
 
 
 def test_every_page_parses_and_every_mark_is_known():
-    known = runner.RUN_OPTIONS | runner.NOT_RUN | {"partial", "prefix", "help", "paths", "root"}
+    known = runner.RUN_OPTIONS | runner.NOT_RUN | {"partial", "also", "prefix", "help", "paths", "root"}
     problems = []
     for p in PAGES:
         try:

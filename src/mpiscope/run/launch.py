@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -220,6 +221,11 @@ def launch(argv: list[str], *, mode: str | None = None, sync: bool = False, mpit
     if mode is not None and mode not in MODES:
         raise UserError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
     base = dict(os.environ if base_env is None else base_env)
+    # First, so that a misspelt launcher is named as such, not as a launcher of
+    # an MPI mpiscope cannot tell (and before the output directory is made).
+    if shutil.which(argv[0], path=base.get("PATH")) is None:
+        how = "not executable" if os.path.exists(argv[0]) else "not found"
+        raise UserError(f"launcher {how}: {argv[0]}")
     impl, chosen = native.resolve_impl_and_why(argv, mpi)
     native.check_linkage(argv, impl, chosen)   # a runtime of another MPI kills the ranks
     lib = str(native.runtime_library(impl))

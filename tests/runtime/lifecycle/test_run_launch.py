@@ -135,6 +135,22 @@ def test_run_failing_and_missing_launcher(tmp_path, impl):
     assert proc.stderr.strip() == "mpiscope: error: launcher not found: /nonexistent/mpirun"
 
 
+def test_misspelt_launcher_is_not_found_before_any_mpi_guess(tmp_path):
+    """Without --mpi, a launcher that does not exist is named as not found (it used to
+    be "cannot tell which MPI 'mpirunn' launches", misleading for a typo), before the
+    output directory is made; one that is not executable says so."""
+    out = tmp_path / "out"
+    proc = mpitest.run(mpitest.mpiscope_cmd("run", "--dir", str(out), "--", "mpirunn", "-n", "2",
+                                            "./app"), check=False, timeout=60)
+    assert (proc.returncode, proc.stderr.strip()) == (2, "mpiscope: error: launcher not found: mpirunn")
+    assert not out.exists()
+    script = tmp_path / "launcher.sh"
+    script.write_text("#!/bin/sh\n")
+    proc = mpitest.run(mpitest.mpiscope_cmd("run", "--", str(script)), check=False, timeout=60)
+    assert (proc.returncode, proc.stderr.strip()) == \
+        (2, f"mpiscope: error: launcher not executable: {script}")
+
+
 def test_exit_code_env_and_preload_order_without_mpi(tmp_path):
     """The plumbing on a plain command, with a stand-in runtime library (no MPI needed)."""
     fake_root = tmp_path / "native"
