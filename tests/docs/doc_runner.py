@@ -30,8 +30,10 @@ Hidden commands (``<!-- doctest-setup ... -->``) run before the next block;
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -69,8 +71,57 @@ def is_run(block: Block) -> bool:
     return block.mark is not None and not (set(block.mark) & NOT_RUN)
 
 
+def is_python(block: Block) -> bool:
+    """A Python session: a ```python block whose statements are written ``>>> ``."""
+    return block.info == "python" and block.text.lstrip().startswith(">>> ")
+
+
+def python_statements(block: Block) -> list[Command]:
+    """``>>> `` statements (continued by ``... ``), each with the output shown after it."""
+    out: list[Command] = []
+    for i, ln in enumerate(block.text.split("\n")):
+        if ln.startswith(">>> "):
+            out.append(Command(ln[4:], "", block.line + 1 + i))
+        elif (ln.startswith("... ") or ln == "...") and out and not out[-1].shown:
+            out[-1].text += "\n" + ln[4:]
+        elif out:
+            out[-1].shown = (out[-1].shown + "\n" if out[-1].shown else "") + ln
+    return out
+
+
+# Runs the statements of a Python session in one namespace, as the interpreter
+# would show them: an expression's repr, or the exception's last line.
+PY_SESSION = r"""
+import json, sys
+def _dt_run(_dt_steps):
+    ns = {"__name__": "__main__"}
+    for k, src in _dt_steps:
+        print("\n%s begin %d" % (SEP, k), flush=True)
+        rc = 0
+        try:
+            try:
+                code = compile(src, "<doc>", "eval")
+            except SyntaxError:
+                exec(compile(src, "<doc>", "exec"), ns)
+            else:
+                value = eval(code, ns)
+                if value is not None:
+                    print(repr(value))
+        except Exception as e:
+            t = type(e)
+            name = t.__qualname__ if t.__module__ == "builtins" else t.__module__ + "." + t.__qualname__
+            print("%s: %s" % (name, e))
+            rc = 1
+        sys.stdout.flush()
+        print("\n%s end %d %d" % (SEP, k, rc), flush=True)
+_dt_run(json.loads(sys.stdin.read()))
+"""
+
+
 def commands(block: Block) -> list[Command]:
     """The commands of a block, each with the output shown after it."""
+    if is_python(block):
+        return python_statements(block)
     lines = block.text.split("\n")
     transcript = any(ln.startswith("$ ") for ln in lines)
     out: list[Command] = []
@@ -130,6 +181,16 @@ def script(blocks: list[Block]) -> tuple[str, list[tuple[Block, Command | None]]
             k = len(steps)
             steps.append((b, None))
             parts += [f"__dt begin {k}", *b.setup, f"__dt end {k} $?"]
+        if is_python(b):
+            todo = []
+            for c in commands(b):
+                todo.append((len(steps), c.text))
+                steps.append((b, c))
+            program = PY_SESSION.replace("SEP", repr(SEP))
+            # warnings of pandas and friends go to stderr, which the page does not show
+            parts.append(f"PYTHONWARNINGS=ignore python3 -c {shlex.quote(program)} <<'__DOCTEST_PY__'\n"
+                         f"{json.dumps(todo)}\n__DOCTEST_PY__")
+            continue
         for c in commands(b):
             k = len(steps)
             steps.append((b, c))
@@ -186,7 +247,11 @@ def check(r: Result, timed_out: bool) -> list[str]:
     if r.rc is None:
         return ["did not run to its end" + (" (the page's time ran out)" if timed_out else ""),
                 *("    | " + ln for ln in r.output.split("\n")[-20:])]
-    want = 0 if r.setup else int(mark.get("exit", 0))
+    if is_python(r.block):   # a statement may raise only where the page shows the exception
+        last = (c.shown or "").strip().split("\n")[-1]
+        want = 1 if re.match(r"^[\w.]*(Error|Exception)\b[^:]*:", last) else 0
+    else:
+        want = 0 if r.setup else int(mark.get("exit", 0))
     problems = []
     if r.rc != want:
         problems.append(f"exited {r.rc}, expected {want}")

@@ -155,3 +155,30 @@ ls: cannot access 'nothing-here': No such file or directory
     assert [r.rc for r in results] == [0, 0, 2]
     assert [bool(r.problems) for r in results] == [False, False, True]
     assert "exited 2, expected 0" in results[2].problems[0]
+
+
+def test_a_python_session_runs_statement_by_statement(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text('''
+<!-- doctest -->
+```
+$ echo 21 > n.txt
+```
+<!-- doctest -->
+```python
+>>> n = int(open("n.txt").read())
+>>> for i in range(2):
+...     print(i * n)
+0
+21
+>>> "seen %d" % n
+'shown 21'
+>>> {}["x"]
+KeyError: 'x'
+>>> int("z")
+```
+''')
+    results = doc_runner.run_page(doc_blocks.blocks(page), tmp_path, timeout=60)
+    assert [r.rc for r in results] == [0, 0, 0, 0, 1, 1]
+    assert [bool(r.problems) for r in results] == [False, False, False, True, False, True]
+    assert results[5].output == "ValueError: invalid literal for int() with base 10: 'z'"
