@@ -163,6 +163,9 @@ def environment(tmp: Path) -> dict:
         "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
         "OMPI_MCA_rmaps_base_oversubscribe": "1",
         "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+        # Python's stdout to a pipe is block-buffered; a terminal shows it interleaved
+        # with stderr as printed
+        "PYTHONUNBUFFERED": "1",
         "COLUMNS": "1000", "TERM": "dumb", "NO_COLOR": "1", "MPLBACKEND": "Agg",
         "LC_ALL": "C.UTF-8", "TZ": "UTC",
         "DOCTEST_FIXTURES": str(FIXTURES), "DOCTEST_REPO": str(REPO),
