@@ -1,4 +1,9 @@
+import contextlib
 import fcntl
+import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -33,10 +38,39 @@ def chromium():
         yield b
 
 
+# Where Open MPI puts what a job leaves when it is killed before it can clean up (the
+# suite kills hung, signalled and timed-out jobs): its session directory (default
+# /tmp/ompi.<host>.<uid>/pid.<mpirun pid>/) and its shared-memory segments (default
+# /dev/shm/vader_segment.*). Every test process points both at directories of its own
+# and removes them when it ends, so the suite leaves neither behind.
+_MPI_LEFTOVERS = {"OMPI_MCA_orte_tmpdir_base": None,
+                  "OMPI_MCA_btl_vader_backing_directory": "/dev/shm"}
+_made: list[str] = []
+
+
+def _private_mpi_dirs() -> None:
+    for var, parent in _MPI_LEFTOVERS.items():
+        if var in os.environ or (parent and not os.access(parent, os.W_OK)):
+            continue  # the caller's own choice, or no /dev/shm: Open MPI's default
+        d = tempfile.mkdtemp(prefix="mpiscope-tests-", dir=parent)
+        _made.append(d)
+        os.environ[var] = d
+
+
+def pytest_unconfigure(config):
+    for d in _made:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def pytest_configure(config):
+    _private_mpi_dirs()
     config.addinivalue_line(
         "markers", "alone: the test times MPI runs (a diagnosis, a benchmark's method) and runs "
         "with no other test beside it; see _machine_share")
+    config.addinivalue_line(
+        "markers", "privileged: needs root or passwordless sudo, or (the full-disk tests) "
+        "unprivileged user namespaces; without them: pytest -m 'not privileged' "
+        "(docs/install.md)")
 
 
 @pytest.fixture(autouse=True)
@@ -72,3 +106,35 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "vcluster" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("vcluster"))
+            item.add_marker(pytest.mark.privileged)  # the virtual cluster is root's only
+
+
+def _user_temp_root(tmp_path_factory) -> Path:
+    """The directory pytest keeps for this user (``/tmp/pytest-of-<user>``, mode 0700,
+    checked by pytest to be the user's own), above this session's ``pytest-N``."""
+    base = tmp_path_factory.getbasetemp()
+    for d in (base, *base.parents):
+        if d.name.startswith("pytest-of-"):
+            return d
+    return base.parent  # --basetemp given: its parent
+
+
+@pytest.fixture(scope="session")
+def user_lock(tmp_path_factory):
+    """``with user_lock("big-message"):`` one holder at a time among every pytest this
+    user runs on this machine (every worker, session and worktree).
+
+    The lock file lives in pytest's per-user directory, never under a fixed name in
+    /tmp: a file there made by one user (root in CI) is another user's PermissionError.
+    Different users do not exclude each other.
+    """
+    root = _user_temp_root(tmp_path_factory)
+
+    @contextlib.contextmanager
+    def hold(name: str):
+        with open(root / f"mpiscope-{name}.lock", "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            yield
+
+    hold.directory = root
+    return hold

@@ -8,8 +8,10 @@ oversubscribing it is ~1000x slower on a 2-core machine).
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from mpiscope import native
@@ -60,3 +62,63 @@ def run(cmd: list[str], cwd=None, env: dict | None = None, timeout: float = 300,
 
 def impls() -> list[str]:
     return [i for i in native.available_impls() if i in NRANKS]
+
+
+def _children() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(entry.name))
+    return kids
+
+
+def running(pid: int) -> bool:
+    """The process exists and is not a zombie (a killed launcher's ranks stay zombies
+    until init reaps them)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL process ``pid`` and every process below it: a launcher and all its ranks.
+
+    ``os.killpg`` of the launcher's session is not enough: Open MPI's mpirun puts each
+    rank in a process group of its own, and MPICH's hydra each proxy and rank in a
+    session of its own, so the ranks of a killed launcher lived on (a rank waiting
+    forever, or spinning). The tree is stopped first (SIGSTOP, until no new process
+    appears), so that nothing forks past the count, then killed; returns once none of
+    it runs.
+    """
+    stopped: set[int] = set()
+    while True:
+        kids, todo, tree = _children(), [pid], set()
+        while todo:
+            p = todo.pop()
+            if p not in tree:
+                tree.add(p)
+                todo += kids.get(p, [])
+        new = tree - stopped
+        if not new:
+            break
+        for p in new:
+            try:
+                os.kill(p, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+        stopped |= new
+    for p in stopped:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    end = time.monotonic() + 30
+    while any(running(p) for p in stopped) and time.monotonic() < end:
+        time.sleep(0.02)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import time
@@ -313,19 +312,16 @@ HUNG = -999  # Run.rc of a launch killed after its timeout
 
 
 def run_killable(cmd: list, cwd, env: dict, timeout: float) -> tuple[int, str, str]:
-    """Run cmd in its own session; after ``timeout`` seconds kill the whole session
-    (the launcher and every rank, which a plain subprocess timeout would leave
-    spinning) and return rc HUNG."""
+    """Run cmd in its own session; after ``timeout`` seconds kill it, the launcher and
+    every rank (mpitest.kill_tree; a plain subprocess timeout would leave them
+    spinning), and return rc HUNG."""
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
         return proc.returncode, out, err
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        mpitest.kill_tree(proc.pid)
         out, err = proc.communicate()
         return HUNG, out, err + f"\n[killed after {timeout} s: hung]\n"
 
@@ -344,16 +340,17 @@ class Runner:
     def run(self, impl: str, program: str, *args: str, how: str = "mpiscope",
             mode: str | None = None, sync: bool = False, env: dict | None = None,
             launcher_args: tuple = (), outdir: str | None = None, timeout: float = RUN_TIMEOUT,
-            fresh: bool = False) -> Run:
+            fresh: bool = False, prefix: tuple = ()) -> Run:
         """Launch ``program`` on mpitest.NRANKS[impl] ranks.
 
         how: "plain" (no runtime), "mpiscope" (``mpiscope run --dir``), "preload"
             (``LD_PRELOAD=libmpiscope.so`` in the launcher's environment, run in
             the output directory, nothing else).
         outdir: MPISCOPE_DIR for "mpiscope" (default: a fresh directory).
+        prefix: words in front of the whole command (tinyfs's ``nsenter``).
         """
         key = (impl, program, args, how, mode, sync, tuple(sorted((env or {}).items())),
-               launcher_args, outdir)
+               launcher_args, outdir, tuple(prefix))
         if key in self.cache and not fresh:
             return self.cache[key]
         n = mpitest.NRANKS[impl]
@@ -375,6 +372,7 @@ class Runner:
             cmd = mpitest.mpiscope_cmd("run", *opts, "--", *launch)
         else:
             raise ValueError(how)
+        cmd = [*prefix, *cmd]
         start = time.monotonic()
         rc, out, err = run_killable(cmd, rundir, mpitest.mpi_env(run_env), timeout)
         run = Run(impl, program, n, cmd, rc, out, err,

@@ -2,8 +2,11 @@
 started in the foreground from a temporary directory and stopped at the end.
 
 - ``AuthType=auth/none`` and ``CredType=cred/none`` (Slurm 22.05 still ships
-  both), so no munge daemon or key is needed; the daemons and jobs run as the
-  test's user (root here).
+  both), so no munge daemon or key is needed.
+- Everything runs as the user running the tests, root or not: ``SlurmUser``
+  and ``SlurmdUser`` name that user, so slurmd (whose default ``SlurmdUser`` is
+  root) starts its job steps as itself; nothing needs root. The daemons live in
+  /usr/sbin, which is not on a normal user's PATH: they are looked up there too.
 - One node named after this machine (``hostname -s``) with its real CPU count;
   jobs that start more ranks than CPUs ask for ``--overcommit``.
 - Free TCP ports for slurmctld and slurmd, job ids from a random first id and
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import random
 import shutil
 import socket
@@ -24,6 +28,15 @@ import time
 from pathlib import Path
 
 DAEMONS = ("slurmctld", "slurmd")
+CLIENTS = ("sbatch", "srun", "sinfo")
+# Where Debian (and most distributions) put daemons; a user's PATH often lacks them.
+SBIN = ("/usr/local/sbin", "/usr/sbin", "/sbin")
+
+
+def find(program: str) -> str | None:
+    """The program on PATH, else in the sbin directories."""
+    path = os.pathsep.join([os.environ.get("PATH", os.defpath), *SBIN])
+    return shutil.which(program, path=path)
 
 
 def _free_port() -> int:
@@ -38,7 +51,8 @@ def write_conf(root: Path, ctld_port: int, slurmd_port: int) -> Path:
     for d in ("state", "spool", "log", "tmp"):
         (root / d).mkdir(parents=True, exist_ok=True)
     conf = root / "slurm.conf"
-    user = os.environ.get("USER") or "root"
+    # The user these daemons run as (from the uid: $USER may be stale under su or sudo).
+    user = pwd.getpwuid(os.getuid()).pw_name
     conf.write_text(f"""\
 ClusterName=mpiscopetest
 SlurmctldHost={host}(127.0.0.1)
@@ -47,7 +61,7 @@ SlurmdPort={slurmd_port}
 AuthType=auth/none
 CredType=cred/none
 SlurmUser={user}
-SlurmdUser=root
+SlurmdUser={user}
 StateSaveLocation={root}/state
 TmpFS={root}/tmp
 FirstJobId={random.randrange(1000, 1_000_000, 1000)}
@@ -76,17 +90,18 @@ PartitionName=test Nodes={host} Default=YES MaxTime=INFINITE State=UP
 @contextlib.contextmanager
 def cluster(root: Path, start_timeout: float = 60):
     """Start the cluster; yield the environment clients need (SLURM_CONF); stop it."""
-    missing = [d for d in (*DAEMONS, "sbatch", "srun", "sinfo") if shutil.which(d) is None]
+    missing = [d for d in DAEMONS if find(d) is None] + \
+        [c for c in CLIENTS if shutil.which(c) is None]
     if missing:
-        raise RuntimeError(f"Slurm is not installed ({', '.join(missing)} missing): "
-                           f"scripts/setup.sh installs slurm-wlm")
+        raise RuntimeError(f"Slurm is not installed ({', '.join(missing)} not found on PATH"
+                           f" or in {', '.join(SBIN)}): scripts/setup.sh installs slurm-wlm")
     conf = write_conf(root, _free_port(), _free_port())
     env = dict(os.environ, SLURM_CONF=str(conf))
     procs = []
     try:
         for d in DAEMONS:
             # -D: stay in the foreground, so the test owns the process and its id.
-            args = [d, "-D", "-f", str(conf)] + (["-c", "-i"] if d == "slurmctld" else [])
+            args = [find(d), "-D", "-f", str(conf)] + (["-c", "-i"] if d == "slurmctld" else [])
             procs.append(subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
                                           stderr=open(root / "log" / f"{d}.stderr", "wb"),
                                           start_new_session=True))
@@ -95,8 +110,8 @@ def cluster(root: Path, start_timeout: float = 60):
         while True:
             for p in procs:
                 if p.poll() is not None:
-                    raise RuntimeError(f"{p.args[0]} exited with {p.returncode}: "
-                                       + _logs(root))
+                    raise RuntimeError(f"{Path(p.args[0]).name} exited with {p.returncode}"
+                                       f"{_cause(root, Path(p.args[0]).name)}: " + _logs(root))
             out = subprocess.run(["sinfo", "-h", "-o", "%T"], env=env, capture_output=True,
                                  text=True)
             if out.returncode == 0 and out.stdout.strip() in ("idle", "mixed", "allocated"):
@@ -115,6 +130,20 @@ def cluster(root: Path, start_timeout: float = 60):
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+
+
+def _cause(root: Path, daemon: str) -> str:
+    """The daemon's own last fatal or error line, if it wrote one."""
+    for f in (root / "log" / f"{daemon}.stderr", root / "log" / f"{daemon}.log"):
+        try:
+            lines = f.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        bad = [ln for ln in lines if "fatal" in ln.lower()] or \
+              [ln for ln in lines if "error" in ln.lower()]
+        if bad:
+            return f" ({bad[-1].strip()})"
+    return ""
 
 
 def _logs(root: Path) -> str:

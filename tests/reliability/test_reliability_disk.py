@@ -6,10 +6,9 @@ number is written last), and the other files of the directory are untouched."""
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
+import tinyfs
 from mpiscope import read
 from mpiscope.errors import UserError
 from profile_expect import runner  # noqa: F401  (fixture)
@@ -17,16 +16,12 @@ from profile_expect import runner  # noqa: F401  (fixture)
 
 @pytest.fixture
 def tiny_fs(tmp_path):
-    """An 8 KiB tmpfs holding one 4 KiB file of someone else's: 4 KiB left."""
-    mnt = tmp_path / "tiny"
-    mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", str(mnt)], check=True)
-    try:
-        other = mnt / "someone-elses.txt"
+    """An 8 KiB tmpfs holding one 4 KiB file of someone else's: 4 KiB left. Root mounts
+    it; a user gets it in a user namespace or through sudo (tests/tinyfs.py)."""
+    with tinyfs.tiny_fs(tmp_path / "tiny") as fs:
+        other = fs.view / "someone-elses.txt"
         other.write_bytes(b"x" * 4000)
-        yield mnt, other
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=True)
+        yield fs, other
 
 
 def _untouched(path, before):
@@ -52,21 +47,24 @@ def _one_warning(stderr: str, *words: str) -> str:
     return lines[0]
 
 
+@pytest.mark.privileged
 def test_full_disk_keeps_the_run_and_marks_the_file(runner, impl, tiny_fs):  # noqa: F811
-    mnt, other = tiny_fs
+    fs, other = tiny_fs
     before = _snapshot(other)
     plain = runner.run(impl, "p2p_blocking", how="plain")
-    run = runner.run(impl, "p2p_blocking", how="mpiscope", outdir=str(mnt), fresh=True)
+    run = runner.run(impl, "p2p_blocking", how="mpiscope", outdir=str(fs.job), fresh=True,
+                     prefix=tuple(fs.prefix))
     assert (run.rc, plain.rc) == (0, 0), run.stderr[-3000:]
     run.assert_ok()
     assert run.results == plain.results
-    (partial,) = [p for p in mnt.iterdir() if p.suffix == ".mpiscope"]
-    _one_warning(run.stderr, str(partial), "failed", "incomplete")
+    (partial,) = [p for p in fs.view.iterdir() if p.suffix == ".mpiscope"]
+    named = fs.job / partial.name  # the path as the job saw it
+    _one_warning(run.stderr, str(named), "failed", "incomplete")
     _assert_incomplete(partial)
     assert run.stderr.strip().splitlines()[-1].startswith(
-        f"mpiscope: warning: incomplete profile {partial}: incomplete mpiscope profile")
+        f"mpiscope: warning: incomplete profile {named}: incomplete mpiscope profile")
     assert _untouched(other, before)
-    assert sorted(p.name for p in mnt.iterdir()) == sorted([other.name, partial.name])
+    assert sorted(p.name for p in fs.view.iterdir()) == sorted([other.name, partial.name])
 
 
 def test_file_size_limit_mid_write(runner, impl, tmp_path):  # noqa: F811

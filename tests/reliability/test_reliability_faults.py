@@ -111,7 +111,7 @@ def sigterm_launcher(impl: str, n: int, outdir, how: str) -> tuple[int, float, s
         return proc.returncode, time.monotonic() - start, err
     finally:
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+            mpitest.kill_tree(proc.pid)
             proc.wait()
 
 

@@ -11,10 +11,6 @@ sends rank 1 2^31 bytes as MPI_Type_contiguous(2^28, MPI_DOUBLE) x 1
 
 from __future__ import annotations
 
-import fcntl
-import tempfile
-from pathlib import Path
-
 import pytest
 
 import mpitest
@@ -33,7 +29,7 @@ def big_message(P: int) -> Expect:
 
 
 @pytest.mark.parametrize("program", ["big_message", "big_message_f08"])
-def test_two_gib_messages_counted_exactly(impl, tmp_path, program):
+def test_two_gib_messages_counted_exactly(impl, tmp_path, program, user_lock):
     env = mpitest.mpi_env()
     # Copying 4 GiB through shared-memory fragments takes minutes; Open MPI's
     # default single copy (CMA) takes seconds.
@@ -41,9 +37,8 @@ def test_two_gib_messages_counted_exactly(impl, tmp_path, program):
     cmd = mpitest.mpiscope_cmd("run", "--dir", str(tmp_path), "--mpi", impl, "--",
                                *mpitest.launcher(impl, NRANKS),
                                program_path(impl, program))
-    # One 4 GiB job at a time on this machine, whatever pytest-xdist runs beside it.
-    with open(Path(tempfile.gettempdir()) / "mpiscope-big-message.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    # One 4 GiB job at a time, whatever pytest-xdist (or this user's other suites) runs beside it.
+    with user_lock("big-message"):
         rc, out, err = run_killable(cmd, tmp_path, env, timeout=600)
     assert rc == 0, err[-3000:]
     lines = sorted(line for line in out.splitlines() if " checksum " in line)

@@ -15,12 +15,9 @@ busy-polls).
 
 from __future__ import annotations
 
-import fcntl
 import re
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import mpitest
 from mpiscope import native, read
@@ -177,13 +174,12 @@ def test_mpi_f08_mpi4_routines_counted_once(runner):  # noqa: F811
 BIG = 2**31 + 8
 
 
-def test_large_count_message_of_more_than_2_31_elements(tmp_path):
+def test_large_count_message_of_more_than_2_31_elements(tmp_path, user_lock):
     impl, n = "mpich", 2
     cmd = mpitest.mpiscope_cmd("run", "--dir", str(tmp_path), "--mpi", impl, "--",
                                *mpitest.launcher(impl, n), program_path(impl, "big_message_c"))
     # one 2 GiB job at a time, whatever runs beside it (test_runtime_big_messages takes it too)
-    with open(Path(tempfile.gettempdir()) / "mpiscope-big-message.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with user_lock("big-message"):
         rc, out, err = run_killable(cmd, tmp_path, mpitest.mpi_env(), timeout=600)
     assert rc == 0, err[-3000:]
     lines = sorted(line for line in out.splitlines() if " checksum " in line)
