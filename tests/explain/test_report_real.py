@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 
 import numpy as np
 
@@ -46,6 +48,19 @@ def test_report_of_real_run_matches_profile_arrays(tmp_path, impl, nranks):
     assert (together["on_node_msgs"], together["off_node_bytes"]) == (total_msgs, 0)
     sync = [f for f in rep["functions"] if f["kind"] == "sync"]
     assert sync and all(f["name"].endswith(":sync") for f in sync)
+    # The MPI library: its version line in the terminal and on the page alike; MPICH's text
+    # goes on with its configure options, which only --json carries.
+    lib = prof.meta["mpi_library"]
+    line = " ".join(lib.strip().splitlines()[0].split())
+    assert rep["profile"]["mpi_library"] == lib and rep["profile"]["mpi_library_line"] == line
+    if impl == "mpich":
+        assert line.startswith("MPICH Version: ") and len(lib.strip().splitlines()) > 3, lib
+    text = mpitest.run(mpitest.mpiscope_cmd("report", str(path)), timeout=120).stdout
+    assert f"\nMPI library {line}\n" in text
+    page = tmp_path / "p.html"
+    mpitest.run(mpitest.mpiscope_cmd("html", str(path), "-o", str(page)), timeout=120)
+    shown = re.findall(r"<dt>MPI library</dt><dd>(.*?)</dd>", page.read_text(), re.S)
+    assert [html.unescape(s) for s in shown] == [line], shown
 
 
 def test_summary_run_reports_without_per_rank_rows(tmp_path, impl, nranks):

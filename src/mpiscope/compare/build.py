@@ -34,7 +34,7 @@ def _side(prof: Profile, rep: dict) -> dict:
     wall = next(r for r in rep["summary"] if r["metric"] == "wall")
     return {"path": prof.path, "program": p["program"], "argv": p["argv"], "nranks": prof.nranks,
             "mode": prof.mode, "sync": p["sync"], "runtime": float(wall["max"]),
-            "mpi_library": p["mpi_library"]}
+            "mpi_library": p["mpi_library"], "mpi_library_line": p["mpi_library_line"]}
 
 
 def _change(a, b) -> dict:

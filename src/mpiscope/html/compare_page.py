@@ -56,7 +56,7 @@ def _sides(c: dict) -> Markup:
             ("Arguments", " ".join(s["argv"]) if s.get("argv") else None),
             ("Profile", s["path"] or None), ("Processes", f"{s['nranks']:,}"),
             ("Mode", s["mode"] + (", MPISCOPE_SYNC on" if s.get("sync") else "")),
-            ("Runtime", f"{fmt_time(s['runtime'])} s"), ("MPI library", s.get("mpi_library"))])))
+            ("Runtime", f"{fmt_time(s['runtime'])} s"), ("MPI library", s.get("mpi_library_line"))])))
     return page.side_by_side(*cols)
 
 

@@ -36,7 +36,7 @@ def run_facts(rep: dict) -> Markup:
     return page.facts([
         ("Program", p["program"] or "?"), ("Arguments", " ".join(p["argv"]) if p["argv"] else None),
         ("Profile", p["path"] or None), ("Processes", f"{p['nranks']:,}"), ("Nodes", nodes),
-        ("Mode", p["mode"]), ("Flags", flags), ("MPI library", p["mpi_library"]),
+        ("Mode", p["mode"]), ("Flags", flags), ("MPI library", p["mpi_library_line"]),
         ("Started", when), ("Job", p["job_id"]), ("Host (rank 0)", p["hostname"]),
         ("Runtime", p["runtime_version"])])
 

@@ -133,9 +133,19 @@ def _profile_info(prof: Profile, ppn: int | None) -> dict:
         "overflow": bool(prof.flags & fmt.FLAG_OVERFLOW),
         "sync": bool(prof.flags & fmt.FLAG_SYNC),
         "start_time": prof.start_time, "mpi_library": _text(meta.get("mpi_library")),
+        "mpi_library_line": _first_line(_text(meta.get("mpi_library"))),
         "job_id": _text(meta.get("job_id")), "hostname": _text(meta.get("hostname")),
         "runtime_version": _text(meta.get("runtime_version")),
     }
+
+
+def _first_line(text: str | None) -> str | None:
+    """The version line of MPI_Get_library_version's text (MPICH's goes on with ten lines
+    of configure options), its whitespace (MPICH's tab) made single spaces."""
+    for line in (text or "").splitlines():
+        if line.strip():
+            return " ".join(line.split())
+    return None
 
 
 def _summary_rows_from_ranks(prof: Profile) -> list[dict]:

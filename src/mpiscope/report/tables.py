@@ -103,8 +103,8 @@ def header_lines(rep: dict) -> list[str]:
         nodes += f" modelled as {p['ppn_model']} ranks per node"
     lines.append(f"Number of processes {p['nranks']:,}{nodes}, {p['mode']} mode"
                  + (", MPISCOPE_SYNC on" if p["sync"] else ""))
-    if p["mpi_library"]:
-        lines.append(f"MPI library {p['mpi_library'].splitlines()[0].strip()}")
+    if p["mpi_library_line"]:
+        lines.append(f"MPI library {p['mpi_library_line']}")
     if p["start_time"]:
         when = fmt_utc(p["start_time"])
         lines.append(f"Started {'at ' if when.startswith('an ') else ''}{when}, job {p['job_id']}")
