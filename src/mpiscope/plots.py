@@ -147,9 +147,20 @@ Panel = Callable[[object], None]
 
 def side_by_side(columns: Sequence[Sequence[Panel]], column_titles: Sequence[str], path: Path,
                  *, panel_size: tuple[float, float] = (5.0, 3.4), share_y: bool = True) -> Path:
-    """Draw a grid: one column per result, one row per panel; rows share y scales.
+    """Draw ``grid(...)`` into ``path``."""
+    fig = grid(columns, column_titles, panel_size=panel_size, share_y=share_y)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
-    ``columns[c][r]`` draws panel r of column c on the axes it is given.
+
+def grid(columns: Sequence[Sequence[Panel]], column_titles: Sequence[str],
+         *, panel_size: tuple[float, float] = (5.0, 3.4), share_y: bool = True):
+    """A figure: one column per result, one row per panel; rows share y scales.
+
+    ``columns[c][r]`` draws panel r of column c on the axes it is given. A panel title
+    wider than its axes is wrapped onto more lines (a long one ran into the next
+    column's), and each column's title sits just above its first panel's title.
     """
     ncols = len(columns)
     nrows = max((len(c) for c in columns), default=0)
@@ -174,10 +185,32 @@ def side_by_side(columns: Sequence[Sequence[Panel]], column_titles: Sequence[str
                     lo, hi = lo / 1.15, hi * 1.15
                 for a in row:
                     a.set_ylim(lo, hi)
+    fig.tight_layout()
+    renderer = fig.canvas.get_renderer()
+    for ax in axes.flat:
+        if ax.get_visible():
+            _wrap_title(ax, renderer)
     for c, title in enumerate(column_titles):
-        axes[0][c].annotate(title, xy=(0.5, 1.18), xycoords="axes fraction", ha="center",
+        # anchored to the panel title's box: above it however many lines it has
+        axes[0][c].annotate(title, xy=(0.5, 1.0), xycoords=axes[0][c].title, xytext=(0, 8),
+                            textcoords="offset points", ha="center", va="bottom",
                             fontsize=10, fontweight="bold")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig
+
+
+def _wrap_title(ax, renderer) -> None:
+    """Break the axes title between words so that no line is wider than the axes."""
+    title = ax.title
+    words = title.get_text().split(" ")
+    if len(words) < 2:
+        return
+    width = ax.get_window_extent(renderer).width
+    lines = [words[0]]
+    for w in words[1:]:
+        title.set_text(f"{lines[-1]} {w}")
+        if title.get_window_extent(renderer).width > width:
+            lines.append(w)
+        else:
+            lines[-1] += f" {w}"
+    title.set_text("\n".join(lines))

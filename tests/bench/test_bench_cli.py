@@ -161,6 +161,34 @@ def test_plot_side_by_side(impl, tmp_path):
     assert_one_line_error(bench(tmp_path, "plot", "a.json", "-o", "ab.png"), "ab.png exists")
 
 
+@pytest.mark.parametrize("kernel", ["p2p", "collectives"])
+def test_plot_titles_stay_in_their_columns(kernel):
+    """Two results side by side (docs/bench's Open MPI and MPICH runs): no title runs into
+    another or past its own panel (the p2p latency panel's long title did, in both columns)."""
+    from itertools import combinations
+
+    from mpiscope import plots
+    from mpiscope.bench import plot
+
+    rs = [results.load(mpitest.REPO / "docs" / "bench" / f"{kernel}-{m}.json")
+          for m in ("openmpi", "mpich")]
+    fig = plots.grid([plot.panels(r) for r in rs], [plot.column_title(r) for r in rs])
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    columns = [t for ax in axes for t in ax.texts]
+    assert [t.get_text() for t in columns] == [plot.column_title(r) for r in rs]
+    titles = [ax.title for ax in axes if ax.title.get_text()]
+    assert len(titles) == len(axes) >= 4
+    boxes = [t.get_window_extent(renderer) for t in titles + columns]
+    for a, b in combinations(boxes, 2):
+        assert not a.overlaps(b), (a, b)
+    for ax in axes:
+        box, title = ax.get_window_extent(renderer), ax.title.get_window_extent(renderer)
+        assert box.x0 - 1 <= title.x0 and title.x1 <= box.x1 + 1, ax.title.get_text()
+    assert all(0 <= b.x0 and b.x1 <= fig.bbox.x1 and b.y1 <= fig.bbox.y1 for b in boxes)
+
+
 def test_plot_bad_input(tmp_path):
     (tmp_path / "junk.json").write_text("{not json")
     (tmp_path / "other.json").write_text(json.dumps({"hello": 1}))
