@@ -42,6 +42,14 @@ STATE = Path(os.environ.get("VCLUSTER_DIR", "/tmp/mpiscope-vcluster"))
 # tests' messages cross it in well under a second.
 TEST_RATE = "100mbit"
 TEST_NODES = 4
+# Open MPI across the nodes (docs/testing.md):
+# - waiting ranks yield the core (8 ranks share 2 cores: a rank that spins steals the core
+#   of the rank it waits for);
+# - every peer's endpoint is made in MPI_Init: with the default (lazy) add_procs, Open MPI
+#   4.1.4's TCP BTL calls a NULL pointer in MPI_Init when a peer connects first, in 2 of 20
+#   plain srun launches of 8 ranks on 4 nodes (4 of 20 under mpiscope run); 0 of 20 with it.
+OPEN_MPI_ACROSS_NODES = {"OMPI_MCA_mpi_yield_when_idle": "1",
+                         "OMPI_MCA_mpi_add_procs_cutoff": "100000"}
 
 
 @dataclass
@@ -121,11 +129,9 @@ class VCluster:
         return str(STATE / "slurm" / "slurm.conf")
 
     def env(self, extra: dict | None = None) -> dict:
-        """mpitest's MPI environment, Slurm's client configuration and Open MPI's yielding
-        wait (8 ranks share 2 cores: a rank that spins steals the core of the rank it
-        waits for)."""
+        """mpitest's MPI environment, Slurm's client configuration and OPEN_MPI_ACROSS_NODES."""
         return mpitest.mpi_env({"SLURM_CONF": self.slurm_conf, "VCLUSTER_DIR": str(STATE),
-                                "OMPI_MCA_mpi_yield_when_idle": "1", **(extra or {})})
+                                **OPEN_MPI_ACROSS_NODES, **(extra or {})})
 
     def run(self, cmd: list, node: str | None = None, env: dict | None = None,
             cwd=None, timeout: float = 120, check: bool = True) -> Result:

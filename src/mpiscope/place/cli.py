@@ -83,8 +83,18 @@ def grid(
     if fmt == "cray":
         _emit(go.render(spec, cell), output)
         return
-    _emit(writers.render_nodes(go.node_lines(spec), fmt, _hosts(hosts),
+    _emit_order(fmt, writers.render_nodes(go.node_lines(spec), fmt, _hosts(hosts),
                                go.header(spec, cell).lstrip("# ")), output)
+
+
+def _emit_order(fmt: str, text: str, output: Optional[str]) -> None:
+    """Write an order file; then warn if hydra would split a host into several nodes."""
+    _emit(text, output)
+    if fmt == "hydra":
+        runs = [ln.rsplit(":", 1) for ln in text.splitlines() if ln and not ln.startswith("#")]
+        warning = writers.hydra_split_warning([h for h, n in runs for _ in range(int(n))])
+        if warning:
+            print(warning, file=sys.stderr)
 
 
 @app.command()
@@ -111,7 +121,7 @@ def method(
     else:
         raise UserError(f"placement method must be 0, 1, 2 or 3, not {number}")
     _check_ppn(len(order), ppn)
-    _emit(writers.render(order, ppn, fmt, _hosts(hosts),
+    _emit_order(fmt, writers.render(order, ppn, fmt, _hosts(hosts),
                          f"mpiscope place method {number} ({NAMES[number]}), ppn {ppn}"), output)
 
 
@@ -195,7 +205,7 @@ def auto(
               f"max per node {cand.traffic.max_node_off_msgs}", file=sys.stderr)
     print(f"{'lower bound':>24}: off-node >= {bound} msgs (from the {bound_source(st, ppn)}; "
           f"{len(tried)} orders tried; best {best.name})", file=sys.stderr)
-    _emit(writers.render(best.order, ppn, fmt, _hosts(hosts),
+    _emit_order(fmt, writers.render(best.order, ppn, fmt, _hosts(hosts),
                          f"mpiscope place auto --grid {grid_dims} --stencil {stencil} -n {ppn}: "
                          + (f"grid_order {'-C' if col else '-R'} {best.name}" if best.cell
                           else best.name)), output)
@@ -227,7 +237,7 @@ def from_profile(
         run = traffic_of_pairs(prof.ranks["node"].astype(np.int64), src, dst, msgs, nbytes)
         for line in _traffic_lines("as run", run):
             print(line, file=sys.stderr)
-    _emit(writers.render(order, ppn, fmt, _hosts(hosts),
+    _emit_order(fmt, writers.render(order, ppn, fmt, _hosts(hosts),
                          f"mpiscope place from-profile {Path(profile).name} -n {ppn}"), output)
 
 

@@ -10,7 +10,9 @@ machine; on real nodes, node j is the j-th host.
 
 * Open MPI: a rankfile (``rank r=host slot=s``) and ``--rankfile``.
 * MPICH hydra: a machine file of ``host:count`` runs (``-f``), which puts
-  each rank on its host; and ``-bind-to user:c0,c1,...`` binding local rank i
+  each rank on its host (each run is a node of its own for MPICH: an order giving
+  a host ranks that are not consecutive is warned about, see
+  writers.hydra_split_hosts); and ``-bind-to user:c0,c1,...`` binding local rank i
   to core c_i when every host wants the same core list (always on one host).
 * srun: SLURM_HOSTFILE and ``--distribution=arbitrary`` (run on a one-node test cluster).
 
@@ -22,12 +24,13 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import tempfile
 from pathlib import Path
 
 from ...errors import UserError
 from ...run.launcher_args import LaunchCommand, parse
-from .writers import OrderFile, host_runs, read_order_file
+from .writers import OrderFile, host_runs, hydra_split_warning, read_order_file
 
 # The launcher's options that fight with a rankfile / machine file / arbitrary
 # distribution (names as mpiscope.run.launcher_args gives them); dropped.
@@ -147,6 +150,9 @@ def _openmpi(cmd: LaunchCommand, host, slot):
 
 
 def _hydra(cmd: LaunchCommand, host, slot):
+    warning = hydra_split_warning(host)
+    if warning:
+        print(warning, file=sys.stderr)
     path = _write("".join(f"{h}:{n}\n" for h, n in host_runs(host)), ".machinefile")
     extra = ["-f", path]
     per_host: dict[str, list[int]] = {}

@@ -82,6 +82,36 @@ def host_runs(host_of_rank: list[str]) -> list[tuple[str, int]]:
     return [(h, n) for h, n in runs]
 
 
+def hydra_split_hosts(host_of_rank: list[str]) -> list[str]:
+    """Hosts holding more than one run of consecutive ranks, in order of first use.
+
+    MPICH's hydra makes every line of a machine file a node of its own (its PMI
+    process mapping), so the ranks of such a host in different lines do not share a
+    node for MPICH: MPI_COMM_TYPE_SHARED splits them and they talk through the
+    network module, not shared memory, although each runs on the host the order says
+    (measured on the virtual cluster: docs/testing.md, tests/cluster/test_cluster_place.py).
+    """
+    seen: set[str] = set()
+    split: list[str] = []
+    for host, _ in host_runs(host_of_rank):
+        if host in seen and host not in split:
+            split.append(host)
+        seen.add(host)
+    return split
+
+
+def hydra_split_warning(host_of_rank: list[str]) -> str | None:
+    """One warning line if hydra would split a host into several nodes, else None."""
+    split = hydra_split_hosts(host_of_rank)
+    if not split:
+        return None
+    names = ", ".join(split[:3]) + (f" and {len(split) - 3} more" if len(split) > 3 else "")
+    return (f"mpiscope: warning: the order gives {names} ranks that are not consecutive: "
+            f"MPICH's hydra makes each run of consecutive ranks on a host a node of its own, "
+            f"so those ranks will not share memory (MPI_COMM_TYPE_SHARED splits them); give "
+            f"each host consecutive ranks, or renumber the ranks in the application")
+
+
 @dataclass(frozen=True)
 class OrderFile:
     """An order file read back.
