@@ -137,8 +137,8 @@ class VCluster:
             cwd=None, timeout: float = 120, check: bool = True) -> Result:
         """Run cmd here (node=None: the login node, where srun and sbatch run) or on a node
         (its network, hostname and mounts; the filesystem is shared). After ``timeout``
-        seconds the whole process group gets SIGTERM (srun and mpirun end their job on
-        it), then SIGKILL; rc is then -999."""
+        seconds the process group gets SIGTERM (srun and mpirun end their job on it),
+        10 s later what is left of the tree here SIGKILL; rc is then -999."""
         full = [str(SCRIPT), "exec", node, "--", *map(str, cmd)] if node else list(map(str, cmd))
         proc = subprocess.Popen(full, cwd=cwd, env=self.env(env), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -146,14 +146,15 @@ class VCluster:
             out, err = proc.communicate(timeout=timeout)
             rc = proc.returncode
         except subprocess.TimeoutExpired:
-            for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, None)):
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, sig)
-                try:
-                    out, err = proc.communicate(timeout=grace)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
+            # srun and mpirun end their job's ranks on every node on SIGTERM; what is left
+            # here is killed (mpitest.kill_tree), and `down` ends anything left on a node.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                out, err = proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                mpitest.kill_tree(proc.pid)
+                out, err = proc.communicate()
             rc, err = -999, err + f"\n[killed after {timeout} s]\n"
         result = Result(full, rc, out, err)
         return result.check() if check else result
