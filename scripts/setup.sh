@@ -23,16 +23,6 @@ demo=1
 say() { echo "setup: $*"; }
 
 # --- system packages -------------------------------------------------------
-SUDO=""
-if [ "$(id -u)" != 0 ]; then
-  if ! command -v sudo >/dev/null; then
-    say "not root and no sudo: install the apt packages listed in docs/install.md, or follow" \
-        "its 'without root' section" >&2
-    exit 1
-  fi
-  SUDO="sudo"
-fi
-
 # Debian calls the browser chromium; Ubuntu's apt only has chromium-browser.
 browser=chromium
 if ! apt-cache show chromium >/dev/null 2>&1; then browser=chromium-browser; fi
@@ -49,6 +39,17 @@ for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
+  # Root, or sudo, only when something is missing: a user without sudo on a machine
+  # that has every package gets the rest of the setup.
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then
+    if ! command -v sudo >/dev/null; then
+      say "missing apt packages (${missing[*]}) and not root, no sudo: ask an administrator" \
+          "to install them, or see docs/install.md ('Without root')" >&2
+      exit 1
+    fi
+    SUDO="sudo"
+  fi
   say "apt-get install ${missing[*]}"
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"

@@ -18,8 +18,10 @@ import mpitest
 
 
 def _setup(clone: Path, *args: str) -> subprocess.CompletedProcess:
+    tmp = clone.parent / "tmp"  # TMPDIR: what is left there was left behind
+    tmp.mkdir(exist_ok=True)
     env = ["env", "-i", f"HOME={os.environ.get('HOME', '/root')}",
-           "PATH=/usr/sbin:/usr/bin:/sbin:/bin"]
+           "PATH=/usr/sbin:/usr/bin:/sbin:/bin", f"TMPDIR={tmp}"]
     return subprocess.run([*env, "./scripts/setup.sh", *args], cwd=clone, capture_output=True,
                           text=True, timeout=3600)
 
@@ -33,11 +35,14 @@ def test_setup_from_a_fresh_clone(tmp_path):
     assert (clone / ".venv" / "bin" / "mpiscope").is_file()
     venv_cfg = (clone / ".venv" / "pyvenv.cfg").read_text()
     assert re.search(r"^home = /usr/bin$", venv_cfg, re.M), venv_cfg  # the system's Python
-    # The demo: a profile written and named, then reported.
+    # The demo: a profile written and named, then reported, and kept where it says.
     written = re.findall(r"^mpiscope: profile: (\S+\.mpiscope)$", proc.stderr, re.M)
     assert len(written) == 1 and Path(written[0]).is_file(), log
+    assert Path(written[0]).parent == clone / "build" / "demo", log
     assert f"({written[0]})" in proc.stdout and "Number of processes 4" in proc.stdout, log
     assert "MPI_Waitall" in proc.stdout, log
+    assert f"demo: the profile is kept in {clone / 'build' / 'demo'} " in proc.stdout, log
+    assert list((tmp_path / "tmp").iterdir()) == [], log  # nothing else left behind
     # Twice: nothing reinstalled, nothing rebuilt.
     again = _setup(clone, "--no-demo")
     assert again.returncode == 0, again.stderr
