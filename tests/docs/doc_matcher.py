@@ -22,7 +22,10 @@ paragraphs must be the printed ones in the same order, and the lines of a
 paragraph the printed paragraph's lines in any order (rows of a table sorted
 by time change places from run to run), all of them unless the paragraph has
 a cut line. A paragraph that is only a cut line stands for any number of
-printed paragraphs. With the block option ``ordered`` the lines themselves
+printed paragraphs; so does a cut line that begins a paragraph (for those
+before it) or ends one (for those after it): "...\nProfile summary" finds the
+summary wherever it is, and a table ending in "..." may be followed by
+paragraphs that are not shown. With the block option ``ordered`` the lines themselves
 must come in the shown order; with ``unordered`` (findings ranked by cost)
 each shown line must match a different printed line anywhere; without a cut
 line, every printed line must be matched as well.
@@ -31,7 +34,8 @@ With the block option ``numbers`` (deterministic output: rank orders, bounds,
 placement counts) numbers and ids are compared as written. Numbers that are
 deterministic and worth checking in otherwise timed output (call counts, bytes, ranks
 of a planted imbalance) are named with ``exact="REGEX"``: every match of
-REGEX in the shown output must appear verbatim in the printed output.
+REGEX in the shown output must appear verbatim in the printed output (runs
+of blanks count as one, as table columns are aligned to their widest cell).
 """
 
 from __future__ import annotations
@@ -93,9 +97,10 @@ def compare(shown: str, printed: str, unordered: bool = False, exact: list[str] 
         problems += _ordered(s_lines, p_lines, p_norm, numbers)
     else:
         problems += _paragraphs(shown, printed, numbers)
+    flat = re.sub(r"\s+", " ", printed)
     for rx in exact:
         for m in re.finditer(rx, shown):
-            if m.group(0) not in printed:
+            if re.sub(r"\s+", " ", m.group(0)) not in flat:
                 problems.append(f"exact: {m.group(0)!r} is shown but not printed")
     return problems
 
@@ -170,14 +175,22 @@ def _paragraphs(shown: str, printed: str, numbers: bool) -> list[str]:
                 best.append((i, j, None))
         elif all(is_cut(s) for s in s_par[i]):
             res = any(match(i + 1, k) for k in range(j, len(p_par) + 1))
-        elif j < len(p_par):
-            miss = _paragraph_matches(s_par[i], p_par[j], numbers)
-            res = miss is None and match(i + 1, j + 1)
-            if miss is not None:
-                best.append((i, j, miss))
         else:
-            best.append((i, j, s_par[i][0]))
+            # a cut first line: printed paragraphs may come before this one;
+            # a cut last line: and after it, before the next one shown
+            lead, trail = is_cut(s_par[i][0]), is_cut(s_par[i][-1])
             res = False
+            for k in (range(j, len(p_par)) if lead else range(j, min(j + 1, len(p_par)))):
+                miss = _paragraph_matches(s_par[i], p_par[k], numbers)
+                if miss is not None:
+                    best.append((i, k, miss))
+                    continue
+                nxt = range(k + 1, len(p_par) + 1) if trail else range(k + 1, k + 2)
+                if any(match(i + 1, k2) for k2 in nxt):
+                    res = True
+                    break
+            if j >= len(p_par):
+                best.append((i, j, s_par[i][0]))
         memo[(i, j)] = res
         return res
 

@@ -62,6 +62,10 @@ def test_paragraphs_in_order_rows_in_any_order():
     assert m.compare("Title A\n\nrow 1\n...\n\nTitle B\n", two) == []
     assert m.compare("Title A\n\n...\n", two) == []
     assert m.compare("Title A\n\nrow 2\nrow 1\n", two)                # Title B not shown, no cut
+    assert m.compare("...\nrow 2\n\nTitle B\n", two) == []          # cut first: paragraphs before
+    assert m.compare("Title A\n...\n\nTitle B\n", two) == []        # cut last: paragraphs after
+    assert m.compare("Title A\n\nTitle B\n", two)                    # no cut: row paragraph missing
+    assert m.compare("...\nTitle B\n\nrow 1\n", two)                # order kept after a cut
     assert m.compare(swapped, REPORT, unordered=True) == []
     # unordered still wants every printed line shown, unless cut
     assert m.compare("\n".join(lines[:5]), REPORT, unordered=True)
