@@ -45,11 +45,12 @@ TEST_NODES = 4
 # Open MPI across the nodes (docs/testing.md):
 # - waiting ranks yield the core (8 ranks share 2 cores: a rank that spins steals the core
 #   of the rank it waits for);
-# - every peer's endpoint is made in MPI_Init: with the default (lazy) add_procs, Open MPI
-#   4.1.4's TCP BTL calls a NULL pointer in MPI_Init when a peer connects first, in 2 of 20
-#   plain srun launches of 8 ranks on 4 nodes (4 of 20 under mpiscope run); 0 of 20 with it.
-OPEN_MPI_ACROSS_NODES = {"OMPI_MCA_mpi_yield_when_idle": "1",
-                         "OMPI_MCA_mpi_add_procs_cutoff": "100000"}
+# - the UCX PML (shared memory on a node, TCP between nodes) instead of ob1 with the TCP
+#   BTL, whose MPI_Init calls a NULL message callback when a peer's first message comes
+#   in early: 2 of 20 plain and 4 of 20 profiled srun launches of 8 ranks on 4 nodes
+#   crashed so (1 of 31 with every endpoint made in MPI_Init); with UCX 0 of 40 and 0 of 20.
+OPEN_MPI_ACROSS_NODES = {"OMPI_MCA_mpi_yield_when_idle": "1", "OMPI_MCA_pml": "ucx",
+                         "OMPI_MCA_pml_ucx_tls": "any", "OMPI_MCA_pml_ucx_devices": "any"}
 
 
 @dataclass
