@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import signal
 import subprocess
 from dataclasses import dataclass
@@ -159,6 +160,14 @@ class VCluster:
             rc, err = -999, err + f"\n[killed after {timeout} s]\n"
         result = Result(full, rc, out, err)
         return result.check() if check else result
+
+    @property
+    def link_MBps(self) -> float:
+        """The links' rate in MB/s (10^6 bytes, as the bench kernels count): what one
+        node can send, or receive, at most."""
+        m = re.fullmatch(r"(\d+)([kmg]?)(bit|bps)", self.rate_now.lower())
+        bits = int(m[1]) * {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}[m[2]]
+        return bits / 8e6 if m[3] == "bit" else bits / 1e6
 
     def set_rate(self, rate: str) -> None:
         """Reshape every link in place (the nodes and daemons stay up)."""
