@@ -14,8 +14,10 @@
 ! --node-aware: every global sum is MPI_Reduce within the node
 !   (MPI_Comm_split_type SHARED), MPI_Allreduce among node leaders,
 !   MPI_Bcast within the node (POP's "core 0" allreduce).
-! --jitter USEC: before each halo update every rank spins a pseudo-random
-!   0..USEC microseconds, so that ranks reach the next allreduce raggedly.
+! --jitter USEC: after each halo update every rank spins a pseudo-random
+!   0..USEC microseconds (seed 004's "ragged release" from the halo update),
+!   so that ranks reach the next allreduce raggedly. (Spun before the halo,
+!   the blocking receives would absorb it: with 2 ranks completely.)
 !
 ! Built twice from this file: with `use mpi` (pcg) and, with -DPCG_F08,
 ! `use mpi_f08` (pcg_f08). Both print the same last line on rank 0:
@@ -381,7 +383,7 @@ contains
     write (*, '(a)') '  --prepost     post the halo receives before the stencil computation (default: blocking'
     write (*, '(a)') '                receives after the sends)'
     write (*, '(a)') '  --node-aware  global sums as reduce in node, allreduce among node leaders, bcast in node'
-    write (*, '(a)') '  --jitter      spin up to USEC microseconds (pseudo-random) before each halo update'
+    write (*, '(a)') '  --jitter      spin up to USEC microseconds (pseudo-random) after each halo update'
     write (*, '(a)') '  --tol         stop when the preconditioned residual norm falls below T times its'
     write (*, '(a)') '                first value; 0 runs exactly --maxiter iterations (default 1e-8)'
     write (*, '(a)') '  --maxiter     iteration limit (default 1000)'
@@ -469,8 +471,8 @@ contains
       if (converged(it, rz, rz0)) exit
       d = z + (rz / rz_old) * d
       if (it == 1) d = z
-      call spin(s, it)
       call matvec(s, d, q)
+      call spin(s, it)
       dq(1) = sum(d(1:s%nxl, 1:s%nyl) * q(1:s%nxl, 1:s%nyl))
       call global_sum(s, dq, 1)
       alpha = rz / dq(1)
@@ -496,8 +498,8 @@ contains
     d = 0.0_dp
     q = 0.0_dp
     u = r * s%ainv
-    call spin(s, 0)
     call matvec(s, u, w)
+    call spin(s, 0)
     gamma_old = 1.0_dp
     alpha_old = 1.0_dp
     iters = 0
@@ -520,8 +522,8 @@ contains
       x = x + alpha * d
       r = r - alpha * q
       u = r * s%ainv
-      call spin(s, it)
       call matvec(s, u, w)
+      call spin(s, it)
       gamma_old = gamma
       alpha_old = alpha
       iters = it

@@ -164,14 +164,16 @@ def test_option_lists_match_help():
     assert not problems, "\n".join(problems)
 
 
-# "Measured 2026-11-26 on <machine> ...: `command`" (docs/architecture.md, "Executable docs")
-DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
+# "Measured 2026-11-26 on <machine> ...: `command`" (docs/architecture.md, "Executable docs");
+# "Run of 26 Nov 2026 ..." says the same
+DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b|\b\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) 20\d\d\b")
+PROVENANCE = re.compile(r"\bMeasured\b|\bRuns? (of|on)\b")
 COMMAND = re.compile(r"`[^`]*\b(mpiscope|mpirun[\w.]*|python3|srun|perf/|bench/|scripts/)[^`]*`")
 
 
 def provenance_problems(b: markdown.Block) -> list[str]:
     paragraphs = re.split(r"\n\s*\n", b.section)
-    para = next((p for p in reversed(paragraphs) if re.search(r"\bMeasured\b", p)), None)
+    para = next((p for p in reversed(paragraphs) if PROVENANCE.search(p)), None)
     if para is None:
         return [f"{b.where}: measured numbers without a 'Measured <date> on <machine> ...: "
                 "`command`' paragraph before them"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import explainruns
 from exampleapps import (assert_one_line_error, peer_matrix, per_rank, profiled, result,
                          result_fields, run_app)
 
@@ -112,7 +113,7 @@ def test_node_aware_sums_reduce_in_node_and_allreduce_among_leaders(impl, nranks
 
 
 def spins(rank: int, iterations: range, jitter: float) -> np.ndarray:
-    """Seconds rank spins before each halo update (examples/pcg/pcg.F90:spin)."""
+    """Seconds rank spins after each halo update (examples/pcg/pcg.F90:spin)."""
     m = 2147483647
     out = []
     for it in iterations:
@@ -140,3 +141,28 @@ def test_jitter_is_spent_computing_and_shows_as_ragged_arrival(impl, nranks, tmp
     assert waited > 0.2 * ragged, (waited, ragged)
     np.testing.assert_array_equal(
         per_rank(prof, "calls", "MPI_Allreduce:sync", region="solve"), 2 * ITERS)
+
+
+@pytest.mark.alone
+def test_jitter_waits_in_the_allreduce_or_its_sync_barrier(impl, tmp_path):
+    """docs/examples.md's claim, Worley's timing barriers: ranks leaving the halo update
+    raggedly (--jitter spins after it) wait for the last one at the next allreduce;
+    without --sync inside MPI_Allreduce (the "slow allreduce"), with --sync in the
+    barrier before it (MPI_Allreduce:sync). 2 ranks, each bound to its own core: every
+    halo exchange pairs them, so when the spin came before the halo (as it did) the
+    blocking receives absorbed all of it and no lateness reached the allreduce.
+    Lower bounds only: a collective cannot end on a rank before the later rank
+    arrives, whatever else the scheduler adds."""
+    n, jitter, iters = 2, 0.01, 40
+    launch = explainruns.launcher(impl, n, *explainruns.BIND_CORE[impl])
+    spun = np.array([spins(r, range(1, iters + 1), jitter) for r in range(n)])
+    late = (spun.max(axis=0) - spun).sum(axis=1)     # each rank's wait for the other, planted
+    args = ("--grid", "32x24", "--tol", "0", "--maxiter", iters, "--jitter", int(jitter * 1e6))
+    plain, _ = profiled(impl, n, "pcg", *args, outdir=tmp_path / "plain", launch=launch)
+    own = per_rank(plain, "time", "MPI_Allreduce", region="solve")
+    assert np.all(own >= 0.5 * late - 0.02), (own, late)
+    synced, _ = profiled(impl, n, "pcg", *args, outdir=tmp_path / "sync", extra=("--sync",),
+                         launch=launch)
+    sync = per_rank(synced, "time", "MPI_Allreduce:sync", region="solve")
+    assert np.all(sync >= 0.5 * late - 0.02), (sync, late)
+    assert sync.sum() >= 0.5 * late.sum() > 0.05, (sync, late)
