@@ -5,49 +5,13 @@ from __future__ import annotations
 
 import hashlib
 
-import numpy as np
 import pytest
 
 from mpiscope import format as fmt
 from mpiscope import native, read
-from mpiscope.report.environment import env_values
 from profile_expect import (HUNG, Expect, assert_one_node, assert_profile, assert_rank_sanity,
-                            coll_blocking, observed_funcs, p2p_blocking, region_name, regions,
-                            runner, setting, summary_records)  # noqa: F401  (fixture)
-
-# Metrics whose values do not depend on timing: equal in any two runs of a program.
-EXACT_RANK_METRICS = {"on_node_msgs", "on_node_bytes", "off_node_msgs", "off_node_bytes",
-                      "ncpus", "threads", "overlap", "unbound", "oversub", "load"}
-EXACT_FUNC_METRICS = {"calls", "bytes_sent", "bytes_recv"}
-
-
-def reduce_full(prof) -> dict:
-    """What summary mode must hold, computed from a full-mode profile with numpy:
-    (function name or None, region name, metric) -> (min, max, sum, minPE, maxPE, nonzero);
-    a rank without a record counts 0; ties go to the lowest rank."""
-    P = prof.nranks
-    out = {}
-
-    def entry(values):
-        values = np.asarray(values, dtype=np.float64)
-        return (values.min(), values.max(), values.sum(), int(values.argmin()),
-                int(values.argmax()), int(np.count_nonzero(values)))
-
-    r = prof.ranks
-    for metric in fmt.RANK_METRICS:
-        values = r["wall"] - r["mpi"] if metric == "compute" else r[metric]
-        out[(None, "", metric)] = entry(values)
-    for metric, values in env_values(prof).items():  # the ENV record's values
-        out[(None, "", metric)] = entry(values)
-    names = prof.functions
-    for rec_key in {(int(f["func"]), int(f["region"])) for f in prof.funcs}:
-        sel = prof.funcs[(prof.funcs["func"] == rec_key[0]) & (prof.funcs["region"] == rec_key[1])]
-        for metric in fmt.FUNC_METRICS:
-            values = np.zeros(P)
-            np.add.at(values, sel["rank"].astype(np.int64), sel[metric].astype(np.float64))
-            out[(names[rec_key[0]], region_name(prof, rec_key[1]), metric)] = entry(values)
-    return out
-
+                            assert_summary_agrees, coll_blocking, observed_funcs, p2p_blocking,
+                            regions, runner, setting)  # noqa: F401  (fixture)
 
 
 @pytest.mark.parametrize("program", ["coll_blocking", "regions", "threads"])
@@ -57,35 +21,7 @@ def test_summary_agrees_with_full(runner, impl, program):  # noqa: F811
     full_run.assert_ok()
     summary_run.assert_ok()
     assert summary_run.results == full_run.results
-    full, summ = full_run.profile, summary_run.profile
-    assert (summ.mode, summ.nranks) == ("summary", full.nranks)
-    assert len(summ.ranks) == len(summ.funcs) == len(summ.peers) == 0
-    want, got = reduce_full(full), summary_records(summ)
-    assert set(got) == set(want)
-    P = full.nranks
-    for key, (mn, mx, total, min_pe, max_pe, nonzero) in got.items():
-        if key[2] in EXACT_RANK_METRICS or key[2] in EXACT_FUNC_METRICS:
-            assert (mn, mx, total, min_pe, max_pe, nonzero) == want[key], key
-        else:  # a time: another run, so only its shape can be compared
-            # (compute = wall - mpi is negative where threads overlapped in MPI)
-            avg, eps = total / P, 1e-12 * max(abs(mn), abs(mx)) + 1e-15
-            assert mn - eps <= avg <= mx + eps, key
-            assert mn >= 0 or key[2] == "compute", key
-            assert 0 <= min_pe < P and 0 <= max_pe < P, key
-            assert (nonzero == P) == (want[key][5] == P) or key[2] in (
-                "sync", "wait", "finalize", "cpu_time"), key
-    # HIST: one record per (function, region, bucket), summed over ranks.
-    assert np.all(summ.hist["rank"] == fmt.ALL_RANKS)
-    names_f, names_s = full.functions, summ.functions
-    hist_full, hist_summ = {}, {}
-    for h in full.hist:
-        k = (names_f[int(h["func"])], region_name(full, int(h["region"])), int(h["bucket"]))
-        hist_full[k] = hist_full.get(k, 0) + int(h["count"])
-    for h in summ.hist:
-        k = (names_s[int(h["func"])], region_name(summ, int(h["region"])), int(h["bucket"]))
-        assert k not in hist_summ
-        hist_summ[k] = int(h["count"])
-    assert hist_summ == hist_full
+    assert_summary_agrees(full_run.profile, summary_run.profile)
 
 
 SYNC_PROGRAMS = {"coll_blocking": coll_blocking, "regions": regions}
