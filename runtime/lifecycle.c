@@ -80,7 +80,8 @@ static mpiscope_thread_t *thread_new(void)
     size_t ncstat = ((size_t)mpiscope_settings.MAX_COMM_TABLES + 1u) * MPISCOPE_NIDS;
     t->cstats = zalloc(ncstat * sizeof *t->cstats);
     t->cused = zalloc(ncstat * sizeof *t->cused);
-    if (!t->stats || !t->hist || !t->used || !t->hused || !t->peers || !t->cstats || !t->cused)
+    if (!t->stats || !t->hist || !t->used || !t->hused || !t->peers || !t->cstats || !t->cused ||
+        !mpiscope_timeline_alloc(t))
         return NULL;
     return t;
 }
@@ -128,6 +129,7 @@ static void life_start(int provided)
     mpiscope_settings_read(&mpiscope_settings, mpiscope_world_rank_ == 0);
     mpiscope_multi = provided == MPI_THREAD_MULTIPLE;
     mpiscope_nslots = (unsigned)mpiscope_settings.MAX_REGIONS;
+    mpiscope_timeline_init();
     mpiscope_comms_init();
     mpiscope_cancels_init();
     mpiscope_commtab_init();
@@ -143,12 +145,14 @@ static void life_start(int provided)
         fprintf(stderr, "mpiscope: profiling %d ranks (%s mode%s)\n", mpiscope_world_size,
                 mpiscope_settings.MODE == MPISCOPE_MODE_VALUE_SUMMARY ? "summary" : "full",
                 mpiscope_settings.SYNC ? ", sync" : "");
+    mpiscope_timeline_barrier(life_comm);   /* the ranks' clocks start together (timeline.c) */
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     life_epoch0 = (double)rt.tv_sec + 1e-9 * (double)rt.tv_nsec;
     clock_gettime(CLOCK_MONOTONIC, &life_mono0);
     mpiscope_env_started();
     life_tsc0 = mpiscope_now();
+    mpiscope_timeline_origin(life_comm, life_tsc0);
     mpiscope_mpit_init(provided);   /* MPISCOPE_MPIT=1: the MPI_T session, after PMPI_Init */
     mpiscope_on = 1;
     /* after mpiscope_on: a snapshot may be taken from now on */
@@ -263,6 +267,7 @@ static void life_table_add(mpiscope_thread_t *t0, mpiscope_thread_t *t)
         if (t0->peers[j].key == p->key)
             t0->peers[j].msgs += p->msgs - 1;
     }
+    mpiscope_timeline_merge(t0, t);
     t0->overflow |= t->overflow;
 }
 
@@ -292,6 +297,7 @@ static void life_table_clear(mpiscope_thread_t *t)
         memset(t->peers, 0, (t->peer_mask + 1u) * sizeof *t->peers);
     t->nused = t->nhused = t->npeers = 0;
     t->overflow = 0;
+    mpiscope_timeline_clear(t);
 }
 
 /* For a snapshot (another thread, no MPI call): the sum of every thread's

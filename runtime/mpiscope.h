@@ -108,6 +108,8 @@ typedef struct mpiscope_thread {
     mpiscope_cstat_t *cstats;    /* [MAX_COMM_TABLES + 1][MPISCOPE_NIDS] */
     uint32_t *cused;             /* cstats indices with calls > 0 */
     uint32_t ncused;
+    uint32_t tl_shift;           /* timeline bin width: 2^tl_shift ticks */
+    uint64_t *tl;                /* timeline: [mpiscope_tl_nbins][MPISCOPE_TL_ROWS] (timeline.c) */
     struct {                     /* datatype handle -> MPI_Type_size_x, direct-mapped */
         uintptr_t type;
         uint64_t size;           /* 64-bit: a derived type may hold 2 GiB or more */
@@ -117,6 +119,7 @@ typedef struct mpiscope_thread {
         uintptr_t comm;
         uint32_t slot, gen;
     } ccache[16];
+    volatile uint32_t tl_seq;    /* odd while the timeline's bins are merged (snapshots retry) */
 } mpiscope_thread_t;
 
 typedef struct {                 /* one call in flight (see roles.h) */
@@ -212,6 +215,32 @@ static inline void mpiscope_leave(mpiscope_call_t *c)
     __atomic_store_n(&c->t->now_func, 0u, __ATOMIC_RELAXED);
 }
 
+/* tables/timeline.c: per-thread time bins, one row per function kind
+ * (functions.KINDS) and one of bytes; bin b covers ticks [b, b + 1) x
+ * 2^tl_shift from the job clock's zero. */
+#define MPISCOPE_TL_ROWS (MPISCOPE_NKINDS + 1)
+#define MPISCOPE_TL_BYTES MPISCOPE_NKINDS
+extern uint64_t mpiscope_tl_origin;       /* ticks at the job clock's zero (barrier at MPI_Init) */
+extern uint32_t mpiscope_tl_nbins;        /* bins per table (1 when the timeline is off) */
+void mpiscope_timeline_slow(mpiscope_thread_t *t, unsigned row, uint64_t t0, uint64_t t1, uint64_t bytes);
+
+/* RATIONALE: on the timestamps the wrapper took anyway, two shifts and two
+ * adds when the call starts and ends in one bin (the common case); a call
+ * across bins, past the last bin (the width doubles) or before the origin
+ * takes the slow path. */
+static inline void mpiscope_timeline_add(mpiscope_thread_t *t, unsigned row, uint64_t t0, uint64_t t1,
+                                         uint64_t bytes)
+{
+    uint64_t b = (t1 - mpiscope_tl_origin) >> t->tl_shift;
+    if (__builtin_expect(b < mpiscope_tl_nbins && b == (t0 - mpiscope_tl_origin) >> t->tl_shift, 1)) {
+        uint64_t *bin = &t->tl[b * MPISCOPE_TL_ROWS];
+        bin[row] += t1 - t0;
+        bin[MPISCOPE_TL_BYTES] += bytes;
+        return;
+    }
+    mpiscope_timeline_slow(t, row, t0, t1, bytes);
+}
+
 /* The end of every wrapper: one call of c.id, its bytes, its size bucket,
  * its message to a peer. No allocation, no lock, no string. */
 static inline void mpiscope_record(mpiscope_call_t *c)
@@ -219,6 +248,7 @@ static inline void mpiscope_record(mpiscope_call_t *c)
     mpiscope_thread_t *t = c->t;
     uint64_t dt = c->t1 - c->t0;
     mpiscope_stat_add(t, c->id, dt, c->sent, c->recv);
+    mpiscope_timeline_add(t, mpiscope_func_kind_ids[c->id], c->t0, c->t1, c->sent + c->recv);
     if (c->hist >= 0) {
         uint64_t size = c->sent ? c->sent : c->recv;
         unsigned bucket = size ? 64u - (unsigned)__builtin_clzll(size) : 0u;
@@ -453,6 +483,32 @@ typedef struct {
 void mpiscope_mpit_gather(mpiscope_final_t *f, int summary, mpiscope_mpit_out_t *out);
 void mpiscope_mpit_meta(const mpiscope_mpit_out_t *o, mpiscope_buf_t *meta);   /* + META "mpit" */
 void mpiscope_mpit_out_free(mpiscope_mpit_out_t *o);
+
+/* tables/timeline.c (docs/runtime.md "Timeline"). */
+void mpiscope_timeline_init(void);                        /* settings read, before any table */
+int mpiscope_timeline_alloc(mpiscope_thread_t *t);        /* a new table's bins; 0: no memory */
+void mpiscope_timeline_barrier(MPI_Comm comm);           /* collective: the job clock's zero is right after */
+void mpiscope_timeline_origin(MPI_Comm comm, uint64_t origin);  /* collective: bounds the clock offset */
+void mpiscope_timeline_merge(mpiscope_thread_t *into, mpiscope_thread_t *from);
+void mpiscope_timeline_clear(mpiscope_thread_t *t);
+int mpiscope_timeline_enabled(void);
+typedef struct {
+    uint32_t nb, nrows;          /* common bins written, rows per rank */
+    uint32_t maxbins;            /* MPISCOPE_TIMELINE_BINS in effect */
+    double width, end, offset;   /* s: common bin width, last rank's end, clock offset bound */
+    char rows[16][16];           /* row names, in file order */
+    double *mine;                /* full mode: nrows x nb values of this rank */
+    mpiscope_summary_t *sum;     /* summary mode, rank 0: nrows x nb records */
+    uint32_t nsum;
+} mpiscope_tl_out_t;
+/* Collective over f->comm: every rank calls it once any rank has a timeline. */
+void mpiscope_timeline_gather(mpiscope_final_t *f, int summary, mpiscope_tl_out_t *o);
+void mpiscope_timeline_meta(const mpiscope_tl_out_t *o, mpiscope_buf_t *meta);   /* + META "timeline" */
+void mpiscope_timeline_out_free(mpiscope_tl_out_t *o);
+/* A snapshot's block: the rank's own bins in seconds (MPISCOPE_TL_ROWS rows x *nb);
+ * returns the bytes written to out (at most cap), 0 if it does not fit. */
+size_t mpiscope_timeline_snapshot(const mpiscope_thread_t *t, double spt, double wall, void *out,
+                                  size_t cap, uint32_t *nb, double *width);
 
 /* snapshot.c */
 void mpiscope_snapshot_init(mpiscope_final_t *f, MPI_Comm comm);   /* at MPI_Init (collective) */

@@ -52,7 +52,10 @@
       "100 times what one sample costs")                                                          \
     X(LAUNCH, string, "", "",                                                                     \
       "the launch command, as mpiscope run was given it (mpiscope run sets it); recorded in the " \
-      "profile so that mpiscope diagnose suggests the same launch, changed only where a fix says")
+      "profile so that mpiscope diagnose suggests the same launch, changed only where a fix says")  \
+    X(TIMELINE_BINS, int, "256", "0..4096",                                                       \
+      "time bins per rank over the run (MPI time by kind, bytes); their width doubles when the "  \
+      "run outlasts them; 0: no timeline; 1 to 15 mean 16")
 
 #pragma GCC visibility push(hidden)
 

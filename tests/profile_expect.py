@@ -238,11 +238,27 @@ def assert_rank_sanity(prof, threads: int = 1, sync: bool = False, overflow: int
         if k in hkey:
             assert hkey[k][0] == int(rec["calls"]), k
             assert np.isclose(hkey[k][1], float(rec["time"]), rtol=1e-9, atol=1e-12), k
+    assert_timeline_totals(prof)
     calls = f["calls"].astype(np.float64)
     assert np.all(f["calls"] > 0)
     assert np.all(f["time_min"] >= 0) and np.all(f["time_min"] <= f["time_max"])
     assert np.all(f["time_min"] * calls <= f["time"] * (1 + 1e-9) + 1e-12)
     assert np.all(f["time"] <= f["time_max"] * calls * (1 + 1e-9) + 1e-12)
+
+
+def assert_timeline_totals(prof) -> None:
+    """Each rank's timeline bins of a function kind sum to its function records' time of
+    that kind (calls that span bins are split, never lost, whatever the bin merging)."""
+    tl = prof.timeline_bins
+    assert tl is not None, "no timeline (MPISCOPE_TIMELINE_BINS defaults to 256)"
+    f = prof.funcs
+    kinds = np.array(prof.function_kinds)[f["func"]] if len(f) else np.zeros(0, str)
+    assert set(tl.kinds) == set(kinds[f["time"] > 0]), (tl.kinds, set(kinds))
+    for kind in tl.kinds:
+        want = np.bincount(f["rank"][kinds == kind], weights=f["time"][kinds == kind],
+                           minlength=prof.nranks)
+        assert np.allclose(tl.row(kind).sum(axis=1), want, rtol=1e-9, atol=1e-12), kind
+    assert tl.bins <= tl.max_bins and tl.bins * tl.bin_seconds >= tl.end_seconds * (1 - 1e-9)
 
 
 def assert_one_node(prof) -> None:

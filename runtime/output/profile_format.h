@@ -48,7 +48,8 @@ enum mpiscope_section_kind {
     MPISCOPE_SEC_INFLIGHT = 9, /* mpiscope_inflight_t: snapshots only (partial profiles) */
     MPISCOPE_SEC_COMMS = 10,   /* mpiscope_comm_t, grouped by rank (full mode) */
     MPISCOPE_SEC_ENV = 11,     /* mpiscope_env_t, nranks records in rank order (full mode) */
-    MPISCOPE_SEC_MPIT = 12     /* MPI_T variables: mpiscope_mpit_t (full), mpiscope_summary_t (summary) */
+    MPISCOPE_SEC_MPIT = 12,    /* MPI_T variables: mpiscope_mpit_t (full), mpiscope_summary_t (summary) */
+    MPISCOPE_SEC_TIMELINE = 15 /* time bins: doubles, rank x row x bin (full); mpiscope_summary_t (summary) */
 };
 
 /* A reader skips section kinds it does not know, so new kinds (per-communicator
@@ -143,6 +144,11 @@ typedef struct {                 /* 72 bytes, one hostname per node */
     uint32_t nranks;             /* ranks on this node */
     char hostname[64];           /* NUL-padded */
 } mpiscope_node_t;
+
+/* The timeline (docs/profile-format.md "TIMELINE"): META "timeline" names the
+ * rows and gives the bin width. Full mode: nranks x rows x bins doubles (s,
+ * bytes for the "bytes" row), rank-major. Summary mode: one mpiscope_summary_t
+ * per (row, bin): func = row, metric = bin, region 0. */
 
 /* Summary mode: one record per (func, region, metric); func 0xFFFF marks a
  * rank-level metric (region 0). Ranks holding the minimum / maximum come from
@@ -275,7 +281,10 @@ typedef struct {                 /* 128 bytes */
     uint32_t ninflight, names_bytes;   /* names: per region record, u32 length + bytes; padded to 8 */
     uint32_t flags;              /* enum mpiscope_snap_flags */
     uint32_t signal;             /* the signal number that asked for it (0: timer) */
-    uint8_t reserved[32];
+    uint32_t tl_bins;            /* timeline bins after the names (0: none), MPISCOPE_TL rows each */
+    uint32_t tl_rows;            /* rows of the timeline block: the function kinds, then bytes */
+    double tl_width;             /* s, this rank's bin width */
+    uint8_t reserved[16];
 } mpiscope_snap_header_t;
 
 #endif

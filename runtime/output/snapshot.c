@@ -135,7 +135,8 @@ static size_t pad8(size_t n)
     return (n + 7u) & ~(size_t)7u;
 }
 
-/* Build this rank's chunk in snap.chunk; returns its length. */
+/* Build this rank's chunk in snap.chunk; returns its length. Layout: header,
+ * RANK, NODE, FUNCS, HIST, PEERS, REGIONS, INFLIGHT, region names, timeline. */
 static size_t snap_build(int sig)
 {
     mpiscope_final_t f;
@@ -232,6 +233,15 @@ static size_t snap_build(int sig)
 #undef PUT
     memset(p, 0, (size_t)(names_at + names - p));
     p = names_at + names;
+    /* The timeline goes last, in whatever room the slot has left (it is dropped first). */
+    uint32_t tl_bins = 0;
+    double tl_width = 0;
+    size_t room = cap > (size_t)(p - snap.chunk) ? cap - (size_t)(p - snap.chunk) : 0;
+    size_t tl_bytes = mpiscope_timeline_snapshot(snap.scratch, f.sec_per_tick, f.wall, p, room, &tl_bins,
+                                                 &tl_width);
+    if (!tl_bytes && mpiscope_timeline_enabled())
+        flags |= MPISCOPE_SNAPF_TRUNCATED;
+    p += tl_bytes;
 
     mpiscope_snap_header_t h;
     memset(&h, 0, sizeof h);
@@ -253,6 +263,9 @@ static size_t snap_build(int sig)
     h.names_bytes = (uint32_t)names;
     h.flags = flags;
     h.signal = (uint32_t)sig;
+    h.tl_bins = tl_bins;
+    h.tl_rows = tl_bins ? MPISCOPE_TL_ROWS : 0;
+    h.tl_width = tl_width;
     memcpy(snap.chunk, &h, sizeof h);
     h.checksum = snap_checksum(snap.chunk, h.chunk_bytes);
     memcpy(snap.chunk, &h, sizeof h);
@@ -391,8 +404,11 @@ void mpiscope_snapshot_init(mpiscope_final_t *life, MPI_Comm comm)
         if (snap.meta.len && snap.meta.data[snap.meta.len - 1] == '}') {
             snap.meta.len--;
             mpiscope_buf_printf(&snap.meta, ", \"nranks\": %d, \"spool\": {\"layout\": \"%s\", "
-                                "\"slot_bytes\": %ld}}", f->size, by_node ? "node" : "rank",
+                                "\"slot_bytes\": %ld, \"timeline_rows\": [", f->size, by_node ? "node" : "rank",
                                 mpiscope_settings.SNAPSHOT_BYTES);
+            for (int k = 0; k < MPISCOPE_NKINDS; k++)      /* a chunk's timeline block: these rows */
+                mpiscope_buf_printf(&snap.meta, "\"%s\", ", mpiscope_kind_names[k]);
+            mpiscope_buf_str(&snap.meta, "\"bytes\"]}}");
         }
     }
 

@@ -106,9 +106,10 @@ void mpiscope_write_summary(mpiscope_final_t *f)
         mine[m++] = (mpiscope_entry_t){KEY_NAME | 1, io[i].a, io[i].text, io[i].len};
     m += mpiscope_env_entries(&mine[m], KEY_NAME | 2, KEY_NAME | 3);   /* CPU list, variables */
 
-    uint64_t counts[2] = {f->overflow != 0, (uint64_t)mpiscope_mpit_enabled()}, totals[2];
+    uint64_t counts[3] = {f->overflow != 0, (uint64_t)mpiscope_mpit_enabled(),
+                          (uint64_t)mpiscope_timeline_enabled()}, totals[3];
     char path[MPISCOPE_PATH_MAX] = "", job[256] = "";
-    mpiscope_counts_and_name(f, counts, totals, 2, path, sizeof path, job);
+    mpiscope_counts_and_name(f, counts, totals, 3, path, sizeof path, job);
     mpiscope_set_t all;
     mpiscope_set_union(f->comm, mine, m, 1, &all);
     keys_t fkeys = keys_of(&all, KEY_FUNC), hkeys = keys_of(&all, KEY_HIST);
@@ -175,15 +176,19 @@ void mpiscope_write_summary(mpiscope_final_t *f)
     if (totals[1])             /* collective: every rank, once any rank has MPISCOPE_MPIT=1 */
         mpiscope_mpit_gather(f, 1, &mpit);
     const uint64_t M = MPISCOPE_MPIT_NMETRICS * (uint64_t)mpit.names.n;   /* MPIT records */
+    mpiscope_tl_out_t tl = {0};
+    if (totals[2])             /* collective: every rank, once any rank has a timeline */
+        mpiscope_timeline_gather(f, 1, &tl);
+    const uint64_t T = totals[2] ? (uint64_t)tl.nrows * tl.nb : 0;     /* TIMELINE records */
 
     mpiscope_summary_t *sum = NULL;
     mpiscope_hist_t *hist = NULL;
     mpiscope_buf_t head = {0}, meta = {0};
     MPI_File fh = MPI_FILE_NULL;
     if (mpiscope_open_output(f, &fh, path)) {
-        const uint32_t NSEC = totals[1] ? 4 : 3;   /* MPIT only when recorded */
+        const uint32_t NSEC = 3 + (totals[1] != 0) + (totals[2] != 0);   /* MPIT, TIMELINE when recorded */
         uint64_t off_sum = 64 + 32 * (uint64_t)NSEC, off_hist = off_sum + 56 * N, off_mpit = off_hist + 32 * H;
-        uint64_t off_meta = off_mpit + 56 * M;
+        uint64_t off_tl = off_mpit + 56 * M, off_meta = off_tl + 56 * T;
         uint64_t nsum = 0, nhist = 0;
         if (f->rank == 0) {
             sum = calloc(N + 1, sizeof *sum);
@@ -210,26 +215,34 @@ void mpiscope_write_summary(mpiscope_final_t *f)
             mpiscope_meta_common(f, &meta, job, &regions, &iofiles);
             if (totals[1])
                 mpiscope_mpit_meta(&mpit, &meta);
+            if (totals[2])
+                mpiscope_timeline_meta(&tl, &meta);
             mpiscope_env_meta(&meta, names.e, names.n, KEY_NAME | 2, KEY_NAME | 3);
             mpiscope_header_t h;
             mpiscope_header_fill(f, &h, MPISCOPE_MODE_SUMMARY, NSEC, any_overflow, off_meta + meta.len);
-            mpiscope_section_t sec[4] = {
+            mpiscope_section_t sec[5] = {
                 {MPISCOPE_SEC_SUMMARY, 1, off_sum, 56 * N, N},
                 {MPISCOPE_SEC_HIST, 1, off_hist, 32 * H, H},
                 {MPISCOPE_SEC_META, 1, off_meta, meta.len, meta.len},
-                {MPISCOPE_SEC_MPIT, 1, off_mpit, 56 * M, M},
             };
+            uint32_t k = 3;
+            if (totals[1])
+                sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_MPIT, 1, off_mpit, 56 * M, M};
+            if (totals[2])
+                sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_TIMELINE, 1, off_tl, 56 * T, T};
             mpiscope_buf_put(&head, &h, sizeof h);
             mpiscope_buf_put(&head, sec, sizeof sec[0] * NSEC);
         }
-        uint64_t off[5] = {0, off_sum, off_hist, off_mpit, off_meta};
-        uint64_t len[5] = {head.len, 56 * nsum, 32 * nhist, 56ull * (f->rank == 0 ? mpit.nsum : 0), meta.len};
-        const void *ptr[5] = {head.data, sum, hist, mpit.sum, meta.data};
-        mpiscope_finish_file(f, &fh, path, off, len, ptr, 5);
+        uint64_t off[6] = {0, off_sum, off_hist, off_mpit, off_tl, off_meta};
+        uint64_t len[6] = {head.len, 56 * nsum, 32 * nhist, 56ull * (f->rank == 0 ? mpit.nsum : 0),
+                           56ull * (f->rank == 0 ? tl.nsum : 0), meta.len};
+        const void *ptr[6] = {head.data, sum, hist, mpit.sum, tl.sum, meta.data};
+        mpiscope_finish_file(f, &fh, path, off, len, ptr, 6);
     }
     mpiscope_buf_free(&head);
     mpiscope_buf_free(&meta);
     mpiscope_mpit_out_free(&mpit);
+    mpiscope_timeline_out_free(&tl);
     free(sum);
     free(hist);
     free(sum_in);

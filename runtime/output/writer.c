@@ -9,7 +9,7 @@
  * records with one MPI_File_write_at_all. No rank gathers another's records.
  *
  * RATIONALE: sections are laid out header, section table, RANKS, FUNCS,
- * HIST, PEERS, REGIONS, NODES, COMMS, ENV, MPIT, META, so every offset but META's end follows
+ * HIST, PEERS, REGIONS, NODES, COMMS, ENV, MPIT, TIMELINE, META, so every offset but META's end follows
  * from the totals and META (rank 0's JSON, whose length only rank 0 knows)
  * goes last. A rank whose open failed still joins every collective after it
  * (Darshan's rule): the open's result is agreed on with an MPI_Allreduce, so
@@ -34,7 +34,8 @@
 #define ENV_KEY_CPUS 2u
 #define ENV_KEY_VARS 3u
 
-enum { W_FUNCS, W_HIST, W_PEERS, W_REGIONS, W_NODES, W_NAMED, W_IOFILES, W_OVERFLOW, W_COMMS, W_MPIT, W_MPIT_ON, W_NCOUNTS };
+enum { W_FUNCS, W_HIST, W_PEERS, W_REGIONS, W_NODES, W_NAMED, W_IOFILES, W_OVERFLOW, W_COMMS, W_MPIT, W_MPIT_ON,
+       W_TL_ON, W_NCOUNTS };
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -540,7 +541,7 @@ void mpiscope_write_profile(mpiscope_final_t *f)
 
     uint64_t counts[W_NCOUNTS] = {t->nused, t->nhused, np, nr, (uint64_t)leader, mpiscope_regions_count() - 1, 0,
                                   f->overflow != 0, nc, mpiscope_mpit_count(),
-                                  (uint64_t)mpiscope_mpit_enabled()};
+                                  (uint64_t)mpiscope_mpit_enabled(), (uint64_t)mpiscope_timeline_enabled()};
     mpiscope_entry_t io_probe[64];
     counts[W_IOFILES] = mpiscope_io_files_entries(io_probe, 64);
     uint64_t totals[W_NCOUNTS], first[W_NCOUNTS];
@@ -574,6 +575,10 @@ void mpiscope_write_profile(mpiscope_final_t *f)
     mpiscope_mpit_out_t mpit = {0};
     if (totals[W_MPIT_ON])     /* collective: every rank, once any rank has MPISCOPE_MPIT=1 */
         mpiscope_mpit_gather(f, 0, &mpit);
+    mpiscope_tl_out_t tl = {0};
+    if (totals[W_TL_ON])       /* collective: every rank, once any rank has a timeline */
+        mpiscope_timeline_gather(f, 0, &tl);
+    const uint64_t tl_per_rank = totals[W_TL_ON] ? (uint64_t)tl.nrows * tl.nb : 0;   /* doubles */
     /* ENV: this rank's record; its CPU list and variable set, once each over all ranks */
     mpiscope_env_t envrec;
     mpiscope_env_fill(f, &envrec);
@@ -584,8 +589,10 @@ void mpiscope_write_profile(mpiscope_final_t *f)
 
     MPI_File fh = MPI_FILE_NULL;
     if (mpiscope_open_output(f, &fh, path)) {
-        enum { NSEC_MAX = 10 };
-        const uint32_t NSEC = totals[W_MPIT_ON] ? 10 : 9;   /* MPIT only when recorded */
+        enum { NSEC_MAX = 11 };
+        /* MPIT and TIMELINE only when recorded: the section table lists the first NSEC */
+        mpiscope_section_t sec[NSEC_MAX];
+        const uint32_t NSEC = 9 + (totals[W_MPIT_ON] != 0) + (totals[W_TL_ON] != 0);
         const uint64_t P = (uint64_t)f->size;
         uint64_t off_ranks = 64 + 32 * (uint64_t)NSEC;
         uint64_t off_funcs = off_ranks + 128 * P;
@@ -596,7 +603,8 @@ void mpiscope_write_profile(mpiscope_final_t *f)
         uint64_t off_comms = off_nodes + 72 * totals[W_NODES];
         uint64_t off_env = off_comms + 48 * totals[W_COMMS];
         uint64_t off_mpit = off_env + sizeof(mpiscope_env_t) * P;
-        uint64_t off_meta = off_mpit + 32 * totals[W_MPIT];
+        uint64_t off_tl = off_mpit + 32 * totals[W_MPIT];
+        uint64_t off_meta = off_tl + 8 * tl_per_rank * P;
 
         mpiscope_buf_t head = {0}, meta = {0};
         if (f->rank == 0) {
@@ -613,10 +621,10 @@ void mpiscope_write_profile(mpiscope_final_t *f)
             }
             if (totals[W_MPIT_ON])
                 mpiscope_mpit_meta(&mpit, &meta);
+            if (totals[W_TL_ON])
+                mpiscope_timeline_meta(&tl, &meta);
             mpiscope_env_meta(&meta, envset.e, envset.n, ENV_KEY_CPUS, ENV_KEY_VARS);
-            mpiscope_header_t h;
-            mpiscope_header_fill(f, &h, MPISCOPE_MODE_FULL, NSEC, totals[W_OVERFLOW] != 0, off_meta + meta.len);
-            mpiscope_section_t sec[NSEC_MAX] = {
+            const mpiscope_section_t all[NSEC_MAX] = {
                 {MPISCOPE_SEC_RANKS, 1, off_ranks, 128 * P, P},
                 {MPISCOPE_SEC_FUNCS, 1, off_funcs, 64 * totals[W_FUNCS], totals[W_FUNCS]},
                 {MPISCOPE_SEC_HIST, 1, off_hist, 32 * totals[W_HIST], totals[W_HIST]},
@@ -626,21 +634,32 @@ void mpiscope_write_profile(mpiscope_final_t *f)
                 {MPISCOPE_SEC_COMMS, 1, off_comms, 48 * totals[W_COMMS], totals[W_COMMS]},
                 {MPISCOPE_SEC_ENV, MPISCOPE_ENV_VERSION, off_env, sizeof(mpiscope_env_t) * P, P},
                 {MPISCOPE_SEC_META, 1, off_meta, meta.len, meta.len},
-                {MPISCOPE_SEC_MPIT, 1, off_mpit, 32 * totals[W_MPIT], totals[W_MPIT]},
             };
+            memcpy(sec, all, sizeof all);
+            uint32_t k = 9;
+            if (totals[W_MPIT_ON])
+                sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_MPIT, 1, off_mpit, 32 * totals[W_MPIT],
+                                                totals[W_MPIT]};
+            if (totals[W_TL_ON])
+                sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_TIMELINE, 1, off_tl, 8 * tl_per_rank * P,
+                                                tl_per_rank * P};
+            mpiscope_header_t h;
+            mpiscope_header_fill(f, &h, MPISCOPE_MODE_FULL, NSEC, totals[W_OVERFLOW] != 0, off_meta + meta.len);
             mpiscope_buf_put(&head, &h, sizeof h);
             mpiscope_buf_put(&head, sec, sizeof sec[0] * NSEC);
         }
-        uint64_t off[11] = {0, off_ranks + 128 * (uint64_t)f->rank, off_funcs + 64 * first[W_FUNCS],
+        uint64_t off[12] = {0, off_ranks + 128 * (uint64_t)f->rank, off_funcs + 64 * first[W_FUNCS],
                             off_hist + 32 * first[W_HIST], off_peers + 24 * first[W_PEERS],
                             off_regions + 40 * first[W_REGIONS], off_nodes + 72 * first[W_NODES],
                             off_comms + 48 * first[W_COMMS], off_env + sizeof(mpiscope_env_t) * (uint64_t)f->rank,
-                            off_mpit + 32 * first[W_MPIT], off_meta};
-        uint64_t len[11] = {head.len, 128, 64ull * t->nused, 32ull * t->nhused, 24ull * np, 40ull * nr,
-                            leader ? 72u : 0u, 48ull * nc, sizeof envrec, 32ull * mpit.nrecs, meta.len};
-        const void *ptr[11] = {head.data, &me, funcs, hist, peers, regs, &node, comms, &envrec, mpit.recs,
-                               meta.data};
-        mpiscope_finish_file(f, &fh, path, off, len, ptr, 11);
+                            off_mpit + 32 * first[W_MPIT], off_tl + 8 * tl_per_rank * (uint64_t)f->rank,
+                            off_meta};
+        uint64_t len[12] = {head.len, 128, 64ull * t->nused, 32ull * t->nhused, 24ull * np, 40ull * nr,
+                            leader ? 72u : 0u, 48ull * nc, sizeof envrec, 32ull * mpit.nrecs, tl.mine ? 8 * tl_per_rank : 0,
+                            meta.len};
+        const void *ptr[12] = {head.data, &me, funcs, hist, peers, regs, &node, comms, &envrec, mpit.recs,
+                               tl.mine, meta.data};
+        mpiscope_finish_file(f, &fh, path, off, len, ptr, 12);
         mpiscope_buf_free(&head);
         mpiscope_buf_free(&meta);
     }
@@ -648,6 +667,7 @@ void mpiscope_write_profile(mpiscope_final_t *f)
     mpiscope_set_free(&iofiles);
     mpiscope_set_free(&commset);
     mpiscope_mpit_out_free(&mpit);
+    mpiscope_timeline_out_free(&tl);
     mpiscope_set_free(&envset);
     free(comms);
     free(funcs);

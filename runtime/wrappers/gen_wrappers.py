@@ -113,11 +113,13 @@ def emit_ids(mod, functions) -> str:
     out.append("/* Histogram slot of each function that moves data (-1: none). */\nenum mpiscope_hist_slot {\n")
     out += [f"    MPISCOPE_HIST_{n} = {i},\n" for n, i in hist.items()]
     out.append(f"    MPISCOPE_NHIST = {len(hist)}\n}};\n\n")
+    out.append(f"#define MPISCOPE_NKINDS {len(mod.KINDS)}   /* functions.KINDS */\n\n")
     out.append("#pragma GCC visibility push(hidden)\n")
     out.append("extern const char *const mpiscope_func_names[MPISCOPE_NIDS];\n")
     out.append("extern const char *const mpiscope_func_kinds[MPISCOPE_NIDS];\n")
     out.append("extern const unsigned char mpiscope_func_kind_ids[MPISCOPE_NIDS];\n")
     out.append("extern const short mpiscope_func_hist[MPISCOPE_NIDS];\n")
+    out.append("extern const char *const mpiscope_kind_names[MPISCOPE_NKINDS];\n")
     out.append("#pragma GCC visibility pop\n\n#endif\n")
     return "".join(out)
 
@@ -136,6 +138,8 @@ def emit_table(mod, functions) -> str:
     out += [f"    {mod.KINDS.index(k)},\n" for _, k in rows]
     out.append("};\n\nconst short mpiscope_func_hist[MPISCOPE_NIDS] = {\n")
     out += [f"    {hist.get(n, -1)},\n" for n, _ in rows]
+    out.append("};\n\nconst char *const mpiscope_kind_names[MPISCOPE_NKINDS] = {\n")
+    out += [f'    "{k}",\n' for k in mod.KINDS]
     out.append("};\n")
     return "".join(out)
 

@@ -302,7 +302,9 @@ static inline void mpiscope_sync(mpiscope_call_t *c, MPI_Comm comm)
         return;
     uint64_t t0 = mpiscope_now();
     PMPI_Barrier(comm);
-    mpiscope_stat_add(c->t, c->sync_id, mpiscope_now() - t0, 0, 0);
+    uint64_t t1 = mpiscope_now();
+    mpiscope_stat_add(c->t, c->sync_id, t1 - t0, 0, 0);
+    mpiscope_timeline_add(c->t, mpiscope_func_kind_ids[c->sync_id], t0, t1, 0);
 }
 #define MPISCOPE_PRE_sync(c, comm) mpiscope_sync((c), (comm))
 

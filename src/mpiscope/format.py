@@ -33,6 +33,7 @@ SEC_INFLIGHT = 9
 SEC_COMMS = 10
 SEC_ENV = 11
 SEC_MPIT = 12
+SEC_TIMELINE = 15
 
 ALL_RANKS = 0xFFFFFFFF
 SUMMARY_RANK_LEVEL = 0xFFFF
@@ -150,14 +151,24 @@ SNAP_HEADER = np.dtype([
     ("time", "<f8"), ("start_time", "<f8"),
     ("nfuncs", "<u4"), ("nhist", "<u4"), ("npeers", "<u4"), ("nregions", "<u4"),
     ("ninflight", "<u4"), ("names_bytes", "<u4"), ("flags", "<u4"), ("signal", "<u4"),
-    ("reserved", "V32"),
+    ("tl_bins", "<u4"), ("tl_rows", "<u4"), ("tl_width", "<f8"),
+    ("reserved", "V16"),
 ])
+
+# The timeline (docs/profile-format.md "TIMELINE"): META "timeline" names the rows and
+# gives the bins. Full mode: one float64 per (rank, row, bin), rank-major; summary mode:
+# SUMMARY records, func = row, metric = bin. The MPI rows are function kinds (META
+# function_kinds' names); "mpi" (summary mode) their sum, "compute" the time outside
+# MPI, "bytes" the bytes of the calls that ended in the bin.
+TIMELINE = np.dtype("<f8")
+TIMELINE_DERIVED = ("mpi", "compute", "bytes")
 
 SECTION_DTYPES = {
     SEC_RANKS: RANK, SEC_FUNCS: FUNC, SEC_HIST: HIST, SEC_PEERS: PEER,
     SEC_REGIONS: REGION, SEC_NODES: NODE, SEC_SUMMARY: SUMMARY, SEC_INFLIGHT: INFLIGHT, SEC_COMMS: COMM,
     SEC_MPIT: MPIT,
     SEC_ENV: ENV,
+    SEC_TIMELINE: TIMELINE,
 }
 
 
@@ -168,8 +179,8 @@ SECTION_VERSIONS = {SEC_ENV: {1: ENV_V1, ENV_VERSION: ENV}}
 
 def section_dtype(kind: int, mode: str) -> np.dtype:
     """The record dtype of a section kind in a profile of mode "full" or "summary"
-    (MPIT holds SUMMARY records in summary mode)."""
-    if kind == SEC_MPIT and mode == "summary":
+    (MPIT and TIMELINE hold SUMMARY records in summary mode)."""
+    if kind in (SEC_MPIT, SEC_TIMELINE) and mode == "summary":
         return SUMMARY
     return SECTION_DTYPES[kind]
 

@@ -44,6 +44,8 @@ class Profile:
         inflight: fmt.INFLIGHT records: the call each thread of each rank sat
             in at a snapshot (partial profiles only; META "snapshot" says
             when and which ranks answered).
+        timeline: the TIMELINE section as stored: float64 values (full mode) or
+            fmt.SUMMARY records (summary mode); ``timeline_bins`` interprets it.
     """
 
     path: str
@@ -63,6 +65,7 @@ class Profile:
     comms: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.COMM))
     env: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.ENV))
     mpit: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.MPIT))
+    timeline: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.TIMELINE))
 
     @property
     def functions(self) -> list[str]:
@@ -79,6 +82,30 @@ class Profile:
         mpit = self.meta.get("mpit")
         vs = mpit.get("variables") if isinstance(mpit, dict) else None
         return [v if isinstance(v, dict) else {} for v in vs] if isinstance(vs, list) else []
+
+    @property
+    def timeline_bins(self) -> Timeline | None:
+        """The timeline (MPISCOPE_TIMELINE_BINS) as a :class:`Timeline`, None when the profile
+        has none. The reader has checked that META "timeline" matches the section."""
+        info = self.meta.get("timeline")
+        if not isinstance(info, dict) or not len(self.timeline):
+            return None
+        rows = [str(r) for r in info["rows"]]
+        nb = int(info["bins"])
+        common = dict(bins=nb, bin_seconds=float(info["bin_seconds"]), rows=rows,
+                      end_seconds=float(info.get("end_seconds", nb * float(info["bin_seconds"]))),
+                      clock_offset_max=float(info.get("clock_offset_max", 0.0)),
+                      max_bins=int(info.get("max_bins", nb)), nranks=self.nranks)
+        if self.is_summary:
+            recs = self.timeline[np.lexsort((self.timeline["metric"], self.timeline["func"]))]
+            stats = {}
+            for i, name in enumerate(rows):
+                mine = recs[recs["func"] == i]
+                stats[name] = {k: np.asarray(mine[k]) for k in
+                               ("min", "max", "sum", "min_rank", "max_rank", "nonzero")}
+            return Timeline(values=None, stats=stats, **common)
+        return Timeline(values=self.timeline.reshape(self.nranks, len(rows), nb), stats=None,
+                        **common)
 
     @property
     def region_names(self) -> dict[int, str]:
@@ -155,3 +182,55 @@ class Profile:
             return self.functions.index(name)
         except ValueError:
             raise KeyError(name) from None
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """A profile's time bins: bin j covers [j, j + 1) x bin_seconds from the job clock's
+    zero (MPI_Init's barrier); the ranks' clocks agree to within clock_offset_max seconds.
+
+    Attributes:
+        rows: what each row holds: function kinds (seconds in MPI calls of that kind),
+            "mpi" (summary mode: their sum), "compute" (seconds outside MPI), "bytes".
+        values: full mode: float64 [nranks, rows, bins] (a view of the file).
+        stats: summary mode: row -> {"min", "max", "sum", "min_rank", "max_rank",
+            "nonzero"}, each an array over bins (reduced over ranks in the job).
+        end_seconds: the last rank's end (MPI_Finalize entry) on the job clock.
+        max_bins: MPISCOPE_TIMELINE_BINS in effect (the bin width doubled to fit the run).
+    """
+
+    bins: int
+    bin_seconds: float
+    rows: list
+    end_seconds: float
+    clock_offset_max: float
+    max_bins: int
+    nranks: int
+    values: np.ndarray | None
+    stats: dict | None
+
+    @property
+    def kinds(self) -> list[str]:
+        """The rows that are MPI time of one function kind."""
+        return [r for r in self.rows if r not in fmt.TIMELINE_DERIVED]
+
+    @property
+    def starts(self) -> np.ndarray:
+        """Start of each bin, seconds on the job clock."""
+        return np.arange(self.bins, dtype=np.float64) * self.bin_seconds
+
+    def row(self, name: str) -> np.ndarray:
+        """Full mode: [nranks, bins] of one row ("mpi": the sum of the kinds)."""
+        if name == "mpi" and "mpi" not in self.rows:
+            idx = [self.rows.index(k) for k in self.kinds]
+            return self.values[:, idx, :].sum(axis=1) if idx else \
+                np.zeros((self.nranks, self.bins))
+        return self.values[:, self.rows.index(name), :]
+
+    def total(self, name: str) -> np.ndarray:
+        """Per bin, the row summed over ranks (either mode)."""
+        if self.stats is not None:
+            if name == "mpi" and "mpi" not in self.stats:
+                return sum((self.stats[k]["sum"] for k in self.kinds), np.zeros(self.bins))
+            return np.asarray(self.stats[name]["sum"], np.float64)
+        return self.row(name).sum(axis=0)

@@ -25,7 +25,8 @@ from .profile import Profile
 _SECTION_NAMES = {fmt.SEC_META: "META", fmt.SEC_RANKS: "RANKS", fmt.SEC_FUNCS: "FUNCS",
                   fmt.SEC_HIST: "HIST", fmt.SEC_PEERS: "PEERS", fmt.SEC_REGIONS: "REGIONS",
                   fmt.SEC_NODES: "NODES", fmt.SEC_SUMMARY: "SUMMARY", fmt.SEC_INFLIGHT: "INFLIGHT",
-                  fmt.SEC_COMMS: "COMMS", fmt.SEC_ENV: "ENV", fmt.SEC_MPIT: "MPIT"}
+                  fmt.SEC_COMMS: "COMMS", fmt.SEC_ENV: "ENV", fmt.SEC_MPIT: "MPIT",
+                  fmt.SEC_TIMELINE: "TIMELINE"}
 
 _MODES = {fmt.MODE_FULL: "full", fmt.MODE_SUMMARY: "summary"}
 
@@ -183,7 +184,8 @@ def _parse(name: str, buf) -> Profile:
                    peers=section(fmt.SEC_PEERS), regions=section(fmt.SEC_REGIONS),
                    nodes=section(fmt.SEC_NODES), summary=section(fmt.SEC_SUMMARY),
                    inflight=section(fmt.SEC_INFLIGHT), comms=section(fmt.SEC_COMMS),
-                   env=section(fmt.SEC_ENV), mpit=section(fmt.SEC_MPIT))
+                   env=section(fmt.SEC_ENV), mpit=section(fmt.SEC_MPIT),
+                   timeline=section(fmt.SEC_TIMELINE))
     _check_indices(prof, corrupt)
     _check_finite(prof, corrupt)
     return prof
@@ -234,6 +236,7 @@ def _check_indices(prof: Profile, corrupt) -> None:
         if len(f) and int(f.max()) >= nfunc:
             raise corrupt(f"INFLIGHT names function {int(f.max())}, META lists {nfunc}")
     _check_mpit(prof, corrupt)
+    _check_timeline(prof, corrupt)
     summ = prof.summary
     if len(summ):
         f = summ["func"][summ["func"] != fmt.SUMMARY_RANK_LEVEL]
@@ -248,9 +251,14 @@ def _check_finite(prof: Profile, corrupt) -> None:
     compute time (wall - MPI) NaN and every table, rule and chart built on it garbage.
     MPI_T values are the MPI library's own doubles, shown as they come.
     """
-    for sec in ("ranks", "funcs", "hist", "regions", "summary", "inflight", "comms", "env"):
+    for sec in ("ranks", "funcs", "hist", "regions", "summary", "inflight", "comms", "env",
+                "timeline"):
         arr = getattr(prof, sec)
-        if not len(arr) or arr.dtype.names is None:
+        if not len(arr):
+            continue
+        if arr.dtype.names is None:  # TIMELINE in full mode: plain float64 values
+            if not np.isfinite(arr).all():
+                raise corrupt(f"{sec.upper()} holds a value that is not a finite number")
             continue
         for name in arr.dtype.names:
             if arr.dtype[name].kind == "f" and not np.isfinite(arr[name]).all():
@@ -270,3 +278,37 @@ def _check_mpit(prof: Profile, corrupt) -> None:
             raise corrupt(f"MPIT names metric {int(prof.mpit['metric'].max())}")
     elif int(prof.mpit["rank"].max()) >= prof.nranks:
         raise corrupt(f"MPIT names rank {int(prof.mpit['rank'].max())} of {prof.nranks}")
+
+
+def _check_timeline(prof: Profile, corrupt) -> None:
+    """A TIMELINE section needs META "timeline" (bins, bin_seconds, rows) that matches it."""
+    info = prof.meta.get("timeline")
+    if not len(prof.timeline):
+        return
+    if not isinstance(info, dict):
+        raise corrupt("TIMELINE section without a META 'timeline' object")
+    bins, width, rows = info.get("bins"), info.get("bin_seconds"), info.get("rows")
+    if not isinstance(bins, int) or isinstance(bins, bool) or not 1 <= bins <= 65535:
+        raise corrupt(f"META 'timeline' bins is {bins!r}, not a number of bins (1 to 65535)")
+    if not isinstance(width, (int, float)) or isinstance(width, bool) or not 0 < width < float("inf"):
+        raise corrupt(f"META 'timeline' bin_seconds is {width!r}, not a positive number")
+    if (not isinstance(rows, list) or not rows or len(rows) > 64
+            or not all(isinstance(r, str) for r in rows) or len(set(rows)) != len(rows)):
+        raise corrupt("META 'timeline' rows is not a list of 1 to 64 distinct names")
+    for key in ("end_seconds", "clock_offset_max"):
+        v = info.get(key, 0.0)
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v < float("inf"):
+            raise corrupt(f"META 'timeline' {key} is {v!r}, not a number of seconds")
+    want = len(rows) * bins * (1 if prof.is_summary else prof.nranks)
+    if len(prof.timeline) != want:
+        raise corrupt(f"TIMELINE has {len(prof.timeline)} records, META 'timeline' says "
+                      f"{len(rows)} rows x {bins} bins" + ("" if prof.is_summary else
+                                                           f" x {prof.nranks} ranks"))
+    if prof.is_summary:
+        t = prof.timeline
+        key = t["func"].astype(np.int64) * bins + t["metric"]
+        if int(t["func"].max()) >= len(rows) or int(t["metric"].max()) >= bins or \
+                len(np.unique(key)) != len(t):
+            raise corrupt("TIMELINE records do not name each (row, bin) of META 'timeline' once")
+        if int(t["min_rank"].max()) >= prof.nranks or int(t["max_rank"].max()) >= prof.nranks:
+            raise corrupt(f"TIMELINE names a rank past {prof.nranks - 1}")

@@ -140,11 +140,14 @@ def write_profile(path: str | os.PathLike, *, nranks: int, meta: dict | None = N
                   funcs: np.ndarray | None = None, hist: np.ndarray | None = None,
                   peers: np.ndarray | None = None, regions: np.ndarray | None = None,
                   nodes: np.ndarray | None = None, summary: np.ndarray | None = None,
-                  env: np.ndarray | None = None) -> Path:
+                  env: np.ndarray | None = None, timeline: np.ndarray | None = None) -> Path:
     """Write a format-v1 profile as the runtime would, and return its path.
 
     Full mode: ``ranks`` defaults to nranks zeroed records (rank field filled);
     node fields are left as given. Summary mode writes META, HIST and SUMMARY.
+    ``timeline``: the TIMELINE section (float64 [nranks, rows, bins] in full mode, SUMMARY
+    records in summary mode; see :func:`timeline_meta` and :func:`summarize_timeline`),
+    with META "timeline" describing it.
     """
     if meta is None:
         meta = default_meta(functions or [], function_kinds, region_names)
@@ -162,10 +165,14 @@ def write_profile(path: str | os.PathLike, *, nranks: int, meta: dict | None = N
         sections[fmt.SEC_NODES] = nodes if nodes is not None else np.zeros(0, fmt.NODE)
         if env is not None:
             sections[fmt.SEC_ENV] = env
+        if timeline is not None:
+            sections[fmt.SEC_TIMELINE] = np.ascontiguousarray(timeline, fmt.TIMELINE).ravel()
         mode_id = fmt.MODE_FULL
     elif mode == "summary":
         sections[fmt.SEC_HIST] = hist if hist is not None else np.zeros(0, fmt.HIST)
         sections[fmt.SEC_SUMMARY] = summary if summary is not None else np.zeros(0, fmt.SUMMARY)
+        if timeline is not None:
+            sections[fmt.SEC_TIMELINE] = timeline
         mode_id = fmt.MODE_SUMMARY
     else:
         raise ValueError(f"mode must be 'full' or 'summary', not {mode!r}")
@@ -228,6 +235,42 @@ def summarize(ranks: np.ndarray, funcs: np.ndarray, hist: np.ndarray,
     else:
         hsum = np.zeros(0, fmt.HIST)
     return summary, hsum
+
+
+def timeline_meta(rows: list[str], bins: int, bin_seconds: float, end_seconds: float | None = None,
+                  clock_offset_max: float = 0.0, max_bins: int | None = None) -> dict:
+    """META "timeline" as the runtime writes it."""
+    return {"bins": bins, "bin_seconds": bin_seconds, "max_bins": max_bins or bins,
+            "end_seconds": bins * bin_seconds if end_seconds is None else end_seconds,
+            "clock_offset_max": clock_offset_max, "clock_origin": "barrier at MPI_Init",
+            "rows": list(rows)}
+
+
+def summary_rows(rows: list[str]) -> list[str]:
+    """The rows of a summary-mode timeline made from full-mode ``rows``: "mpi" before
+    "compute" (the runtime reduces the per-rank MPI time too, for its minPE/maxPE)."""
+    kinds = [r for r in rows if r not in fmt.TIMELINE_DERIVED]
+    return kinds + ["mpi"] + [r for r in rows if r in ("compute", "bytes")]
+
+
+def summarize_timeline(values: np.ndarray, rows: list[str]) -> np.ndarray:
+    """What the runtime's summary mode writes for a full-mode timeline ``values``
+    [nranks, rows, bins]: one SUMMARY record per (row of :func:`summary_rows`, bin);
+    min/max ties go to the lowest rank (MPI_MINLOC / MPI_MAXLOC)."""
+    kinds = [rows.index(r) for r in rows if r not in fmt.TIMELINE_DERIVED]
+    by_name = {r: values[:, i, :] for i, r in enumerate(rows)}
+    by_name["mpi"] = values[:, kinds, :].sum(axis=1) if kinds else np.zeros(values[:, 0, :].shape)
+    out_rows = summary_rows(rows)
+    nb = values.shape[2]
+    out = np.zeros(len(out_rows) * nb, fmt.SUMMARY)
+    for i, name in enumerate(out_rows):
+        v = by_name[name]
+        sl = slice(i * nb, (i + 1) * nb)
+        out["func"][sl], out["metric"][sl] = i, np.arange(nb)
+        out["min"][sl], out["max"][sl], out["sum"][sl] = v.min(axis=0), v.max(axis=0), v.sum(axis=0)
+        out["min_rank"][sl], out["max_rank"][sl] = v.argmin(axis=0), v.argmax(axis=0)
+        out["nonzero"][sl] = np.count_nonzero(v, axis=0)
+    return out
 
 
 class _EnvOnly:
@@ -371,13 +414,69 @@ def synthetic(nranks: int, *, ppn: int = 64, steps: int = 100, halo_bytes: int =
     return out
 
 
-def write_synthetic(path: str | os.PathLike, nranks: int, mode: str = "full", **kwargs) -> Path:
-    """Write :func:`synthetic` as a full- or summary-mode profile file."""
+def synthetic_timeline(s: dict, bins: int = 256, mode: str = "full") -> tuple[np.ndarray, dict]:
+    """A timeline for :func:`synthetic`'s arrays: each rank's time of each function kind,
+    its time outside MPI and its bytes spread evenly over its run (bins of the longest
+    rank's wall / ``bins``), as the runtime would record a run without phases.
+
+    Returns:
+        (TIMELINE section, META "timeline"): full mode float64 [nranks, rows, bins];
+        summary mode the SUMMARY records :func:`summarize_timeline` would give, computed
+        per bin without the [nranks, rows, bins] array (synthetic profiles of 10^6 ranks).
+    """
+    ranks, funcs = s["ranks"], s["funcs"]
+    n = len(ranks)
+    kinds_of = np.array(s["meta"]["function_kinds"])[funcs["func"]]
+    kinds = [k for k in dict.fromkeys(s["meta"]["function_kinds"]) if k in set(kinds_of)]
+    rows = kinds + ["compute", "bytes"]
+    per = [np.bincount(funcs["rank"][kinds_of == k], weights=funcs["time"][kinds_of == k],
+                       minlength=n) for k in kinds]
+    per.append(ranks["wall"] - ranks["mpi"])
+    per.append(np.bincount(funcs["rank"], weights=(funcs["bytes_sent"] + funcs["bytes_recv"])
+                           .astype(np.float64), minlength=n))
+    wall = ranks["wall"].astype(np.float64)
+    width = float(wall.max()) / bins
+
+    def share(j: int) -> np.ndarray:   # each rank's share of its run inside bin j
+        return np.clip(np.minimum((j + 1) * width, wall) - j * width, 0.0, None) / wall
+
+    meta = timeline_meta(rows, bins, width, end_seconds=float(wall.max()))
+    if mode == "full":
+        cover = np.stack([share(j) for j in range(bins)], axis=1)        # [nranks, bins]
+        return np.stack([p[:, None] * cover for p in per], axis=1), meta
+    out_rows = summary_rows(rows)
+    by_name = dict(zip(rows, per))
+    by_name["mpi"] = sum(per[:len(kinds)])
+    recs = np.zeros(len(out_rows) * bins, fmt.SUMMARY)
+    inside = int(float(wall.min()) // width)          # bins every rank covers entirely
+    for j in range(bins):
+        cover = share(j) if j >= inside or j == 0 else None
+        for i, name in enumerate(out_rows):
+            k = i * bins + j
+            if cover is None:                          # the same as bin 0 (full coverage)
+                recs[k] = recs[i * bins]
+                recs[k]["metric"] = j
+                continue
+            v = by_name[name] * cover
+            imin, imax = int(np.argmin(v)), int(np.argmax(v))
+            recs[k] = (i, j, 0, 0, v[imin], v[imax], v.sum(), imin, imax, np.count_nonzero(v))
+    meta["rows"] = out_rows
+    return recs, meta
+
+
+def write_synthetic(path: str | os.PathLike, nranks: int, mode: str = "full",
+                    timeline_bins: int = 0, **kwargs) -> Path:
+    """Write :func:`synthetic` as a full- or summary-mode profile file (with
+    ``timeline_bins``: and a :func:`synthetic_timeline` of that many bins)."""
     s = synthetic(nranks, **kwargs)
+    timeline = None
+    if timeline_bins:
+        timeline, s["meta"]["timeline"] = synthetic_timeline(s, timeline_bins, mode)
     if mode == "summary":
         summary, hsum = summarize(s["ranks"], s["funcs"], s["hist"], s.get("env"))
         return write_profile(path, nranks=nranks, meta=s["meta"], mode="summary",
-                             hist=hsum, summary=summary)
+                             hist=hsum, summary=summary, timeline=timeline)
     return write_profile(path, nranks=nranks, meta=s["meta"], ranks=s["ranks"],
                          funcs=s["funcs"], hist=s["hist"], peers=s["peers"],
-                         regions=s["regions"], nodes=s["nodes"], env=s.get("env"))
+                         regions=s["regions"], nodes=s["nodes"], env=s.get("env"),
+                         timeline=timeline)

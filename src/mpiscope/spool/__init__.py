@@ -61,12 +61,20 @@ def _chunk(data: bytes, nranks: int):
         recs[field] = np.frombuffer(data, dtype, count=count, offset=off)
         off += count * dtype.itemsize
     names = {}
+    names_end = off + int(h["names_bytes"])
     for rid in recs["nregions"]["region"]:
         if off + 4 > n:
             return None
         length = int.from_bytes(data[off:off + 4], "little")
         names[int(rid)] = data[off + 4:off + 4 + length].decode("utf-8", "replace")
         off += 4 + length
+    bins, rows = int(h["tl_bins"]), int(h["tl_rows"])
+    tl = None
+    if bins and rows:
+        if names_end + 8 * bins * rows > n or not float(h["tl_width"]) > 0:
+            return None
+        tl = np.frombuffer(data, np.float64, count=bins * rows, offset=names_end).reshape(rows, bins)
+    recs["timeline"] = tl
     return h, rank, node, recs, names
 
 
@@ -161,8 +169,62 @@ def _assemble(name: str, meta: dict, nranks: int, best: dict[int, tuple]) -> Pro
     inflight = cat["ninflight"]
     if len(inflight) > 1:
         inflight = inflight[np.argsort(inflight["rank"], kind="stable")]
+    timeline = _timeline(meta, nranks, best, ranks["wall"])
     return Profile(path=name, meta=meta, nranks=nranks, mode="full", flags=flags, start_time=start,
                    ranks=ranks, funcs=grouped[fmt.SEC_FUNCS], hist=grouped[fmt.SEC_HIST],
                    peers=grouped[fmt.SEC_PEERS], regions=grouped[fmt.SEC_REGIONS],
                    nodes=np.concatenate(list(nodes.values())) if nodes else np.zeros(0, fmt.NODE),
-                   inflight=inflight)
+                   inflight=inflight, timeline=timeline)
+
+
+def _timeline(meta: dict, nranks: int, best: dict[int, tuple], wall: np.ndarray) -> np.ndarray:
+    """The answering ranks' timelines on one grid (the widest rank's bins), as the runtime
+    puts them at MPI_Finalize; sets META "timeline". Empty when no chunk has one."""
+    rows = (meta.get("spool") or {}).get("timeline_rows")
+    got = {r: (b[3]["timeline"], float(b[0]["tl_width"])) for r, b in best.items()
+           if b[3].get("timeline") is not None}
+    if not got or not isinstance(rows, list) or any(t.shape[0] != len(rows) for t, _ in got.values()):
+        return np.zeros(0, fmt.TIMELINE)
+    width = max(w for _, w in got.values())
+    end = float(max(wall[r] for r in got))
+    nb = int(min(max(1, np.ceil(end / width - 1e-9)), max(t.shape[1] for t, _ in got.values())))
+    nb = max(nb, 1)
+    kinds = [i for i, name in enumerate(rows[:-1])
+             if any(np.any(t[i] != 0) for t, _ in got.values())]
+    out_rows = [rows[i] for i in kinds] + ["compute", "bytes"]
+    values = np.zeros((nranks, len(out_rows), nb))
+    for r, (t, w) in got.items():
+        grid = regrid(t[kinds + [len(rows) - 1]], w, nb, width)
+        mpi = grid[:-1].sum(axis=0)
+        covered = np.clip(np.minimum((np.arange(nb) + 1) * width, wall[r]) - np.arange(nb) * width,
+                          0, None)
+        values[r, :len(kinds)] = grid[:-1]
+        values[r, -2] = np.clip(covered - mpi, 0, None)
+        values[r, -1] = grid[-1]
+    from ..testing import timeline_meta
+    meta["timeline"] = timeline_meta(out_rows, nb, width, end_seconds=end,
+                                     max_bins=max(t.shape[1] for t, _ in got.values()))
+    meta["timeline"]["clock_origin"] = "barrier at MPI_Init (snapshot: each rank's bins so far)"
+    return values.ravel()
+
+
+def regrid(src: np.ndarray, w: float, nb: int, width: float) -> np.ndarray:
+    """Rows of bins of width w put on nb bins of width >= w as the runtime does
+    (timeline.c): 2^k bins into one when the widths are 2^k apart to within 0.1 %, else
+    spread in proportion to overlap; the sum of each row is kept."""
+    n = src.shape[1]
+    a = np.arange(n) * w
+    k = 0
+    while k < 62 and 2.0 ** (k + 1) <= width / w * 1.001:
+        k += 1
+    if width / w <= 2.0 ** k * 1.001:  # 2^k bins into one, exactly
+        j, split = np.minimum(np.arange(n) >> k, nb - 1), np.ones(n)
+    else:
+        j = np.minimum((a / width).astype(np.int64), nb - 1)
+        split = np.where(((a + w) > (j + 1) * width) & (j + 1 < nb),
+                         np.clip(((j + 1) * width - a) / w, 0.0, 1.0), 1.0)
+    out = np.zeros((src.shape[0], nb))
+    for k in range(src.shape[0]):
+        np.add.at(out[k], j, src[k] * split)
+        np.add.at(out[k], np.minimum(j + 1, nb - 1), src[k] * (1.0 - split))
+    return out

@@ -38,6 +38,8 @@ def merge(spool: str, out: str | None = None) -> Path:
                 fmt.SEC_FUNCS: prof.funcs, fmt.SEC_HIST: prof.hist, fmt.SEC_PEERS: prof.peers,
                 fmt.SEC_REGIONS: prof.regions, fmt.SEC_NODES: prof.nodes,
                 fmt.SEC_INFLIGHT: prof.inflight}
+    if len(prof.timeline):
+        sections[fmt.SEC_TIMELINE] = prof.timeline
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as f:

@@ -18,11 +18,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import mpitest
 from mpiscope import format as fmt
 from mpiscope import native, read
 from mpiscope.errors import UserError
+from profile_expect import assert_timeline_totals
 
 
 def ranks(impl: str) -> int:
@@ -191,6 +193,12 @@ def test_killed_by_sigterm_leaves_a_partial_profile(impl, tmp_path):
     allreduce = calls(prof, "MPI_Allreduce")
     assert all(allreduce[r] > 10 for r in answered), allreduce
     assert all(prof.ranks["wall"][r] > 1.0 for r in answered)
+    # the timeline up to the snapshot: every rank's bins on one grid, its calls in them
+    assert_timeline_totals(prof)
+    tl = prof.timeline_bins
+    assert tl.end_seconds == pytest.approx(prof.ranks["wall"].max())
+    merged = read(mpitest.run(mpitest.mpiscope_cmd("merge", str(spool_of(tmp_path)))).stdout.strip())
+    assert merged.timeline.tobytes() == prof.timeline.tobytes()
 
 
 def test_snapshot_every_second_each_readable(impl, tmp_path):

@@ -1,0 +1,83 @@
+/*
+ * Planted phases in time, for the timeline (runtime bins, report, diagnose).
+ *   phases STEPS STEP_MS [bursts EVERY BURST_MS] [drift GROW_MS] [start INIT_MS]
+ * Every step each rank sleeps STEP_MS milliseconds, then all ranks meet in
+ * MPI_Allreduce (8 bytes). Options, combinable:
+ *   bursts: every EVERY-th step rank 0 sleeps BURST_MS more (its "output"),
+ *           so the others wait that long in the step's MPI_Allreduce;
+ *   drift:  the last rank sleeps GROW_MS x step more each step (it falls
+ *           behind more and more);
+ *   start:  before the steps rank 0 sleeps INIT_MS (reads its "input") while
+ *           the others wait in an MPI_Bcast of 1 KiB.
+ * Sleeps, not spins, so oversubscribed ranks keep the planted times. One
+ * MPI_Allreduce at the end checks that every rank ran every step. With
+ * bursts, rank 0 prints the period the bursts really had (the mean time from
+ * one burst's start to the next's, MPI_Wtime): on a loaded machine each sleep
+ * lasts longer than asked.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void nap(double ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec ts = {(time_t)(ms / 1000), (long)((ms - 1000.0 * (long)(ms / 1000)) * 1e6)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int steps = argc > 1 ? atoi(argv[1]) : 20;
+    double step_ms = argc > 2 ? atof(argv[2]) : 20;
+    int every = 0;
+    double burst_ms = 0, grow_ms = 0, init_ms = 0;
+    for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "bursts") && i + 2 < argc) {
+            every = atoi(argv[i + 1]);
+            burst_ms = atof(argv[i + 2]);
+            i += 2;
+        } else if (!strcmp(argv[i], "drift") && i + 1 < argc) {
+            grow_ms = atof(argv[++i]);
+        } else if (!strcmp(argv[i], "start") && i + 1 < argc) {
+            init_ms = atof(argv[++i]);
+        }
+    }
+    if (init_ms > 0) {
+        char input[1024] = {0};
+        if (rank == 0)
+            nap(init_ms);
+        MPI_Bcast(input, (int)sizeof input, MPI_CHAR, 0, MPI_COMM_WORLD);
+    }
+    long done = 0, total = 0, one = 1, sum = 0;
+    double first = 0, last = 0;
+    int bursts = 0;
+    for (int s = 0; s < steps; s++) {
+        double ms = step_ms;
+        if (rank == 0 && every > 0 && s % every == every - 1) {
+            ms += burst_ms;
+            last = MPI_Wtime();
+            first = bursts++ ? first : last;
+        }
+        if (rank == size - 1)
+            ms += grow_ms * s;
+        nap(ms);
+        MPI_Allreduce(&one, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        done++;
+    }
+    MPI_Allreduce(&done, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("phases steps=%d total=%ld\n", steps, total);
+    if (rank == 0 && bursts > 1)
+        printf("phases burst_period_ms=%.3f bursts=%d\n", 1e3 * (last - first) / (bursts - 1), bursts);
+    MPI_Finalize();
+    return 0;
+}
