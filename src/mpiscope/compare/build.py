@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import UserError
 from ..profile import Profile
 from ..report.pop import KEYS as POP_KEYS
+from .timeline import compare_timelines, worse_items as timeline_worse
 
 SCHEMA = "mpiscope-compare/1"
 # Ranks listed in "mpi_grew" (same rank count, full mode both).
@@ -93,6 +94,7 @@ def compare(prof_a: Profile, rep_a: dict, prof_b: Profile, rep_b: dict,
         "pop": _pop(rep_a.get("pop"), rep_b.get("pop")),
         "summary": summary, "functions": functions, "functions_in_one_only": only_f,
         "regions": regions, "ranks": _ranks(prof_a, rep_a, prof_b, rep_b),
+        "timeline": compare_timelines(rep_a.get("timeline"), rep_b.get("timeline")),
     }
     out["worse"] = _worse(out)
     return out
@@ -203,5 +205,6 @@ def _worse(c: dict) -> list[str]:
         if m["metric"] == "compute" and ch["delta"] is not None and ch["delta"] > 10:
             items.append((0.0, f"compute imbalance grew {ch['a']:.1f}% -> {ch['b']:.1f}% "
                                f"(maxPE {m['max_pe']['a']} -> {m['max_pe']['b']})"))
+    items += timeline_worse(c.get("timeline") or {})
     items.sort(key=lambda x: -x[0])
     return [s for _, s in items]

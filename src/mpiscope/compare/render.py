@@ -6,7 +6,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from ..report.tables import NA, POP_COLUMNS, fmt_bytes, fmt_pe, fmt_time
+from ..report.tables import NA, POP_COLUMNS, fmt_bytes, fmt_pe, fmt_time, sparkline
 
 # Function rows shown in the terminal (--json has all).
 TOP = 20
@@ -33,6 +33,31 @@ def _count(v) -> str:
 
 def _frac(v) -> str:
     return NA if v is None else f"{100 * v:.1f}%"
+
+
+def timeline_lines(t: dict) -> list[str]:
+    """Both runs' shares on one time axis: per kind a row for A and one for B."""
+    if not t.get("available"):
+        return [f"timeline: {t['why']}"] if t.get("why") else []
+    widths = [t["column_seconds"]] * t["columns"]
+    lines = [f"Timeline, A over B, one column = {fmt_time(t['column_seconds'])} s since "
+             f"MPI_Init (share of the time per rank; blank past a run's end):"]
+
+    def row(values):
+        shown = sparkline([0.0 if v is None else v for v in values], widths)
+        return "".join(" " if v is None else ch for v, ch in zip(values, shown))
+
+    for k in t["kinds"] + ["compute"]:
+        for side in ("a", "b"):
+            lines.append(f"  {k:<8} {side.upper()} |{row(t[side][k])}|")
+    for side in ("a", "b"):
+        ph = "; ".join(f"{p['label']} {fmt_time(p['start'])}-{fmt_time(p['end'])} s MPI "
+                       f"{100 * p['mpi_share']:.0f}%" for p in t["phases"][side])
+        b = t["bursts"][side]
+        lines.append(f"  phases {side.upper()}: {ph}" + (
+            f"; bursts every {fmt_time(b['period'])} s, {fmt_time(b['duration'])} s each"
+            if b else ""))
+    return lines
 
 
 def render(c: dict, console: Console) -> None:
@@ -92,6 +117,9 @@ def render(c: dict, console: Console) -> None:
                       _num(r["wall_imbalance_pct"]["b"], lambda v: f"{v:.1f}%"),
                       fmt_pe(r["wall_max_pe"]["a"]), fmt_pe(r["wall_max_pe"]["b"]))
         console.print(t)
+
+    for line in timeline_lines(c.get("timeline") or {}):
+        console.print(line, highlight=False, markup=False)
 
     rk = c["ranks"]
     moved = [f"{m}: {v['a']} -> {v['b']}" for m, v in rk["max_pe"].items() if v["a"] != v["b"]]

@@ -1,7 +1,8 @@
-"""CSV export: the tidy per-function rows and the peers, one file each.
+"""CSV export: the tidy per-function rows, the peers and the timeline, one file each.
 
     df = pandas.read_csv("app.123.csv")          # rank, region, function, calls, time, ...
     peers = pandas.read_csv("app.123.peers.csv") # rank, peer, messages, bytes
+    tl = pandas.read_csv("app.123.timeline.csv") # rank, t_start, t_end, class, seconds
 """
 
 from __future__ import annotations
@@ -9,21 +10,34 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..profile import Profile
-from .frames import functions_frame, peers_frame
+from .frames import functions_frame, peers_frame, timeline_frame
+
+
+def beside(path: Path, what: str) -> Path:
+    """``x.csv`` -> ``x.<what>.csv`` (a file that sits next to the rows file)."""
+    return path.with_name(path.name[:-4] + f".{what}.csv" if path.name.endswith(".csv")
+                          else path.name + f".{what}.csv")
 
 
 def peers_path(path: Path) -> Path:
-    """``x.csv`` -> ``x.peers.csv`` (the peers file sits next to the rows file)."""
-    return path.with_name(path.name[:-4] + ".peers.csv" if path.name.endswith(".csv")
-                          else path.name + ".peers.csv")
+    return beside(path, "peers")
+
+
+def timeline_path(path: Path) -> Path:
+    return beside(path, "timeline")
 
 
 def outputs(path: Path) -> list[Path]:
-    return [path, peers_path(path)]
+    """Every file the export may write (checked before anything is written)."""
+    return [path, peers_path(path), timeline_path(path)]
 
 
 def write(prof: Profile, path: Path) -> list[Path]:
-    """Write the rows to ``path`` and the peers next to it; return both paths."""
+    """Write the rows to ``path``, the peers and (when the profile has one) the timeline
+    next to it; return the paths written."""
     functions_frame(prof).to_csv(path, index=False)
     peers_frame(prof).to_csv(peers_path(path), index=False)
+    if prof.timeline_bins is None:
+        return [path, peers_path(path)]
+    timeline_frame(prof).to_csv(timeline_path(path), index=False)
     return outputs(path)

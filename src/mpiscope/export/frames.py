@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import UserError
 from ..profile import Profile
 
-VIEWS = ("ranks", "functions", "peers", "hist", "regions", "summary", "mpit", "env")
+VIEWS = ("ranks", "functions", "peers", "hist", "regions", "summary", "mpit", "env", "timeline")
 
 
 def _names(ids: np.ndarray, table: dict[int, str]) -> np.ndarray:
@@ -175,9 +175,45 @@ def env_frame(prof: Profile):
         **{k: e[k] for k in ("init", "init_own", "finalize", "cpu_time")}})
 
 
+def timeline_frame(prof: Profile):
+    """The timeline's bins (docs/runtime.md "Timeline"). Full mode: one row per rank, bin and
+    class with time in it: rank, t_start, t_end (seconds from MPI_Init on the job clock),
+    class (a function kind, or "compute" for the time outside MPI), seconds. Summary mode:
+    per bin and class t_start, t_end, class (also "mpi", the total), min, avg, max,
+    min_rank, max_rank over ranks. Empty for a profile without a timeline."""
+    import pandas as pd
+
+    tl = prof.timeline_bins
+    if tl is None:
+        cols = ["rank", "t_start", "t_end", "class", "seconds"] if not prof.is_summary else \
+            ["t_start", "t_end", "class", "min", "avg", "max", "min_rank", "max_rank"]
+        return pd.DataFrame({c: [] for c in cols})
+    start = tl.starts
+    end = np.minimum(start + tl.bin_seconds, tl.end_seconds)
+    classes = [r for r in tl.rows if r != "bytes"]
+    if tl.stats is not None:
+        nb = tl.bins
+        st = tl.stats
+        return pd.DataFrame({
+            "t_start": np.tile(start, len(classes)), "t_end": np.tile(end, len(classes)),
+            "class": np.repeat(np.array(classes, dtype=object), nb),
+            **{k: np.concatenate([np.asarray(st[c][k], np.float64) for c in classes])
+               for k in ("min", "max")},
+            "avg": np.concatenate([np.asarray(st[c]["sum"], np.float64) / tl.nranks
+                                   for c in classes]),
+            **{k: np.concatenate([st[c][k].astype(np.int64) for c in classes])
+               for k in ("min_rank", "max_rank")}})[
+            ["t_start", "t_end", "class", "min", "avg", "max", "min_rank", "max_rank"]]
+    idx = [tl.rows.index(c) for c in classes]
+    v = np.asarray(tl.values[:, idx, :])                  # [ranks, classes, bins]
+    r, c, b = np.nonzero(v)
+    return pd.DataFrame({"rank": r.astype(np.int64), "t_start": start[b], "t_end": end[b],
+                         "class": np.array(classes, dtype=object)[c], "seconds": v[r, c, b]})
+
+
 _BUILDERS = {"ranks": ranks_frame, "functions": functions_frame, "peers": peers_frame,
              "hist": hist_frame, "regions": regions_frame, "summary": summary_frame,
-             "mpit": mpit_frame, "env": env_frame}
+             "mpit": mpit_frame, "env": env_frame, "timeline": timeline_frame}
 
 
 def frame(prof: Profile, view: str = "functions"):

@@ -5,7 +5,8 @@
      "regions": {...}, "hist": {...}}
 
 Each view is an object of equal-length column arrays (``pandas.DataFrame(doc["functions"])``
-rebuilds the frame); a summary-mode profile has "summary" and "hist" instead.
+rebuilds the frame); a summary-mode profile has "summary" and "hist" instead; either has
+"timeline" when the profile has one.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ SCHEMA = "mpiscope-export/1"
 def write(prof: Profile, path: Path) -> list[Path]:
     views = ("summary", "hist") if prof.is_summary else ("ranks", "functions", "peers",
                                                          "regions", "hist")
+    if prof.timeline_bins is not None:
+        views += ("timeline",)
     with open(path, "w", encoding="utf-8") as f:
         f.write('{"schema": %s, "profile": %s' % (json.dumps(SCHEMA),
                                                   json.dumps(_profile_info(prof, None))))

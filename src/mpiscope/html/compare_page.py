@@ -15,6 +15,7 @@ from .explain import POP_METRICS
 from .matrix import block_matrix
 from .page import Markup, cell
 from .profile_page import rank_parts, rank_views
+from .timeline import compare_section as timeline_compare_section
 
 # A change smaller than this (% of A) is not coloured: timing noise.
 NOISE_PCT = 5.0
@@ -188,12 +189,13 @@ def compare_page(c: dict, prof_a, rep_a, prof_b, rep_b, ppn: int | None = None) 
         page.section("MPI functions", _functions_table(c), anchor="functions"),
         page.section("Regions", _regions_table(c), anchor="regions") if c["regions"] else None,
         page.section("Ranks", *_ranks_part(c), anchor="moved"),
+        timeline_compare_section(c, rep_a, rep_b),
         *_side_views(prof_a, rep_a, prof_b, rep_b, ppn),
     ]
     sections = [s for s in sections if s is not None]
     titles = {"runs": "Runs", "worse": "Worse in B", "pop": "POP", "summary": "Summary",
               "functions": "Functions", "regions": "Regions", "moved": "Ranks",
-              "ranks": "Per rank", "comm": "Communication", "sizes": "Message sizes"}
+              "timeline": "Timeline", "ranks": "Per rank", "comm": "Communication", "sizes": "Message sizes"}
     nav = [(a, label) for a, label in titles.items() if f'id="{a}"' in "".join(sections)]
     return page.document("mpiscope compare: A -> B", sections, nav=nav,
                          subtitle=f"A {c['a']['program'] or '?'} ({c['a']['nranks']:,} ranks) -> "

@@ -18,6 +18,7 @@ from .explain import diagnosis_section, pop_section
 from .matrix import block_matrix
 from .page import Markup
 from .ranks import NBUCKETS, bucketize, position_of, sort_order
+from .timeline import timeline_section
 
 
 def rank_parts(prof: Profile) -> dict[str, np.ndarray]:
@@ -191,6 +192,7 @@ def profile_sections(prof: Profile, rep: dict, diagnosis: dict | None,
         diagnosis_section(diagnosis),
         pop_section(rep.get("pop")),
         _per_rank_section(prof, rep),
+        timeline_section(prof, rep),
         page.section("MPI functions", tables.function_table(
             rep["functions"], "MPI functions (time per rank in seconds); click a header to "
                               "sort"), anchor="functions") if rep["functions"] else None,
@@ -209,7 +211,7 @@ def profile_sections(prof: Profile, rep: dict, diagnosis: dict | None,
     ]
     sections = [s for s in sections if s is not None]
     titles = {"run": "Run", "diagnosis": "Diagnosis", "pop": "POP", "ranks": "Per rank",
-              "functions": "Functions", "mpit": "MPI_T", "comms": "Communicators",
+              "timeline": "Timeline", "functions": "Functions", "mpit": "MPI_T", "comms": "Communicators",
               "comm": "Communication", "sizes": "Message sizes", "regions": "Regions",
               "io": "MPI-IO", "environment": "Environment"}
     nav = [(a, label) for a, label in titles.items() if f'id="{a}"' in "".join(sections)]

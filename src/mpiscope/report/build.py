@@ -19,6 +19,7 @@ from .by_comm import comm_table
 from .environment import environment_section
 from .functions import function_table, summary_function_table
 from .imbalance import rank_stats, sparse_rank_stats, summary_stats
+from .timeline import timeline_section
 
 SCHEMA = "mpiscope-report/1"
 
@@ -99,6 +100,7 @@ def build_report(prof: Profile, ppn: int | None = None, top: int = 10,
         "communicators": [] if prof.is_summary else comm_table(prof, mpi_total),
         "mpit": mpit_section(prof),
         "environment": environment_section(prof),
+        "timeline": timeline_section(prof),
         "warnings": _warnings(prof, ppn),
     }
     return rep

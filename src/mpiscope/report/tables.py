@@ -342,6 +342,62 @@ def affinity_table(env: dict) -> Table:
     return t
 
 
+SPARK = " ▁▂▃▄▅▆▇█"
+TIMELINE_COLUMNS = 64
+
+
+def sparkline(values, widths, columns: int = TIMELINE_COLUMNS) -> str:
+    """Shares (0..1) per bin as one character per column (bins averaged, weighted by
+    their width, into at most ``columns`` columns): " " none, "█" the whole column."""
+    n = len(values)
+    if not n:
+        return ""
+    edges = [round(i * n / min(columns, n)) for i in range(min(columns, n) + 1)]
+    out = []
+    for a, b in zip(edges[:-1], edges[1:]):
+        w = sum(widths[a:b])
+        v = sum(x * y for x, y in zip(values[a:b], widths[a:b])) / w if w > 0 else 0.0
+        v = min(max(v, 0.0), 1.0)
+        out.append(SPARK[0] if v <= 0 else SPARK[max(1, min(8, int(round(v * 8))))])
+    return "".join(out)
+
+
+def timeline_lines(tl: dict) -> list[str]:
+    """The timeline as sparkline rows (share of each bin's time, per rank), then its phases
+    and bursts."""
+    if not tl.get("available"):
+        return []
+    n = len(tl["width"])
+    cols = min(TIMELINE_COLUMNS, n)
+    col_s = tl["end_seconds"] / cols if cols else 0.0
+    lines = [f"Timeline: {n} bins of {fmt_time(tl['bin_seconds'])} s over "
+             f"{fmt_time(tl['end_seconds'])} s, one column = {fmt_time(col_s)} s; clocks agree "
+             f"to {fmt_time(tl['clock_offset_max'])} s. Share of the time per rank (avg):"]
+    rows = [(k, tl["share"][k]) for k in tl["kinds"]] + [("compute", tl["share"]["compute"])]
+    rows += [("MPI most", tl["mpi_max"]), ("MPI least", tl["mpi_min"])]
+    rows += [(f"ranks {g['ranks'][0]}" + (f"-{g['ranks'][1]}" if g["ranks"][1] != g["ranks"][0]
+                                           else ""), g["mpi_share"]) for g in tl["rank_groups"]]
+    for name, values in rows:
+        total = sum(v * w for v, w in zip(values, tl["width"])) / max(sum(tl["width"]), 1e-300)
+        lines.append(f"  {name:<11} |{sparkline(values, tl['width'])}| {100 * total:5.1f} %")
+    lines.append("  (MPI most / least: the rank with the most / least MPI time in each bin"
+                 + ("; ranks a-b: their MPI share)" if tl["rank_groups"] else ")"))
+    for p in tl["phases"]:
+        who = "" if p["least_mpi_rank"] is None else f", least MPI: rank {p['least_mpi_rank']}"
+        kind = f" ({p['top_kind']})" if p["top_kind"] else ""
+        lines.append(f"  phase {p['index'] + 1} ({p['label']}): {fmt_time(p['start'])}-"
+                     f"{fmt_time(p['end'])} s ({100 * p['share_of_run']:.0f} % of the run): "
+                     f"MPI {100 * p['mpi_share']:.0f} %{kind}, ranks apart by "
+                     f"{100 * p['spread']:.0f} %{who}")
+    b = tl.get("bursts")
+    if b:
+        lines.append(f"  bursts: every {fmt_time(b['period'])} s ({b['count']} times from "
+                     f"{fmt_time(b['first'])} s), {fmt_time(b['duration'])} s each: MPI share "
+                     f"{100 * b['mpi_share_in']:.0f} % in them, {100 * b['mpi_share_out']:.0f} % "
+                     f"between")
+    return lines
+
+
 def render(rep: dict, console: Console, by_comm: bool = False) -> None:
     """Print every section of the report ``rep`` on ``console`` (and the
     per-communicator table with ``by_comm``)."""
@@ -389,6 +445,8 @@ def render(rep: dict, console: Console, by_comm: bool = False) -> None:
                                          "(exclusive of nested regions)"))
     if rep["io_files"]:
         console.print(io_table(rep["io_files"]))
+    for line in timeline_lines(rep.get("timeline") or {}):
+        console.print(line, highlight=False)
     env = rep.get("environment")
     if env and env["available"]:
         console.print(environment_table(env))
