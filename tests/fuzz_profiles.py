@@ -13,8 +13,8 @@ with something other than the file (``memory_bound``) is a failure.
 ``MUTATORS``: truncation, bit flips anywhere or in the header and section
 table, a section pointing outside the file, huge counts, overlapping or
 duplicated sections, a META that is not JSON (or JSON of the wrong shape),
-records whose indices or numbers are out of range, and the ENV and MPIT
-sections (kinds 11 and 12) and their META with extreme or ill-shaped values.
+records whose indices or numbers are out of range, and the ENV, MPIT and TIMELINE
+sections (kinds 11, 12 and 15) and their META with extreme or ill-shaped values.
 """
 
 from __future__ import annotations
@@ -59,11 +59,12 @@ ENTRY = fmt.SECTION.itemsize
 
 def base_profiles(tmp: Path) -> list[Path]:
     """Intact profiles to mutate: full and summary mode, with regions, nodes,
-    peers and ENV records (the MPIT section comes from real runs:
+    peers, ENV records and a timeline (the MPIT section comes from real runs:
     perf/reliability/fuzz_readers.py)."""
-    return [testing.write_synthetic(tmp / "full.mpiscope", 8, ppn=4, steps=3, with_env=True),
+    return [testing.write_synthetic(tmp / "full.mpiscope", 8, ppn=4, steps=3, with_env=True,
+                                    timeline_bins=16),
             testing.write_synthetic(tmp / "summary.mpiscope", 8, mode="summary", ppn=4, steps=3,
-                                    with_env=True)]
+                                    with_env=True, timeline_bins=16)]
 
 
 # --- layout helpers -----------------------------------------------------------------
@@ -145,9 +146,12 @@ def _record_field(data: bytes, rng, kind: int) -> bytearray | None:
     dt = fmt.section_dtype(kind, mode)
     out = bytearray(data)
     rec = int(rng.integers(0, _get_entry(data, e, "count")))
-    names = [n for n in dt.names if dt.fields[n][0].kind in "iuf"]
-    name = names[int(rng.integers(0, len(names)))]
-    fdt, off = dt.fields[name][:2]
+    if dt.names is None:           # plain values (TIMELINE in full mode)
+        fdt, off = dt, 0
+    else:
+        names = [n for n in dt.names if dt.fields[n][0].kind in "iuf"]
+        name = names[int(rng.integers(0, len(names)))]
+        fdt, off = dt.fields[name][:2]
     at = _get_entry(data, e, "offset") + rec * dt.itemsize + off
     if fdt.kind == "f":
         value = [np.nan, np.inf, -np.inf, -1.0, 1e308][int(rng.integers(0, 5))]
@@ -259,14 +263,14 @@ def bad_record(data, rng):
     return flip_bits(data, rng)
 
 
-NEW_SECTIONS = (fmt.SEC_ENV, fmt.SEC_MPIT)
-NEW_META = ("environment", "mpit")
+NEW_SECTIONS = (fmt.SEC_ENV, fmt.SEC_MPIT, fmt.SEC_TIMELINE)
+NEW_META = ("environment", "mpit", "timeline")
 
 
 def env_mpit(data, rng):
-    """The sections added last (ENV, kind 11; MPIT, kind 12) and the META they
-    point into: a record field set to an extreme, or META "environment" /
-    "mpit" (or one of their keys) of the wrong shape."""
+    """The sections added last (ENV, kind 11; MPIT, kind 12; TIMELINE, kind 15) and the
+    META they point into: a record field set to an extreme, or META "environment" /
+    "mpit" / "timeline" (or one of their keys) of the wrong shape."""
     kinds = [k for k in NEW_SECTIONS if _section_at(data, k) is not None]
     meta = _meta(data)
     keys = [k for k in NEW_META if k in meta]

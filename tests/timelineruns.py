@@ -32,10 +32,11 @@ atexit.register(shutil.rmtree, _DIR, True)
 NRANKS = {"openmpi": 4, "mpich": 2}
 BIND_CORE = {"openmpi": ("--bind-to", "core"), "mpich": ("-bind-to", "core")}
 
-# Every 4th step rank 0 works 120 ms more while the others wait in MPI_Allreduce, after a
-# 300 ms start where rank 0 alone works while the others wait in MPI_Bcast. About 1.5 s:
-# the bins double four times from their initial width (the merging is exercised too).
-BURSTS = ("24", "20", "bursts", "4", "120", "start", "300")
+# Every 6th step rank 0 works 80 ms more while the others wait in MPI_Allreduce (5 bursts,
+# the last two steps steady), after a 300 ms start where rank 0 alone works while the others
+# wait in MPI_Bcast. About 1.35 s: the bins double four times from their initial width (the
+# merging is exercised too).
+BURSTS = ("32", "20", "bursts", "6", "80", "start", "300")
 # The last rank sleeps 3 ms more each step: 0 ms behind at the start, 87 ms at the end.
 DRIFT = ("30", "20", "drift", "3")
 # The same steps and nothing else.

@@ -445,8 +445,11 @@ def render(rep: dict, console: Console, by_comm: bool = False) -> None:
                                          "(exclusive of nested regions)"))
     if rep["io_files"]:
         console.print(io_table(rep["io_files"]))
-    for line in timeline_lines(rep.get("timeline") or {}):
+    lines = timeline_lines(rep.get("timeline") or {})
+    for line in lines:
         console.print(line, highlight=False)
+    if lines:
+        console.print()
     env = rep.get("environment")
     if env and env["available"]:
         console.print(environment_table(env))

@@ -24,8 +24,7 @@ MAX_PHASES = 8
 MIN_PHASE_SHARE = 0.05
 MIN_PHASE_BINS = 3
 PHASE_SHIFT = 0.15
-# Bursts: the MPI share rises at least this far above its median in the high bins (its 95th
-# percentile) ...
+# Bursts: the MPI share's 90th percentile is at least this far above its 10th ...
 BURST_RISE = 0.25
 # ... at least this many times, at intervals whose coefficient of variation is at most this.
 MIN_BURSTS = 4
@@ -133,19 +132,19 @@ def bursts(s: Series) -> dict | None:
     """Periodic rises of the MPI share: None, or period, duration, which bins.
 
     The MPI share per bin (averaged over ranks) is high where some ranks wait for others.
-    Bins above the midpoint between its median and its 95th percentile form runs; a run
-    much longer or shorter than the typical one (a start phase, a single stall) is not a
-    burst; at least MIN_BURSTS bursts at regular intervals (coefficient of variation at
-    most MAX_PERIOD_CV) make them periodic.
+    Bins above the midpoint between its 10th and 90th percentiles (whatever share of the
+    run the bursts take) form runs; a run much longer or shorter than the typical one (a
+    start phase, a single stall) is not a burst; at least MIN_BURSTS bursts at regular
+    intervals (coefficient of variation at most MAX_PERIOD_CV) make them periodic.
     """
     full = s.width >= s.bin_seconds * (1 - 1e-9)          # the last, partial bin is left out
     x = s.share["mpi"][full]
     if len(x) < 3 * MIN_BURSTS:
         return None
-    base, top = float(np.median(x)), float(np.percentile(x, 95))
-    if top - base < BURST_RISE:
+    low, high = float(np.percentile(x, 10)), float(np.percentile(x, 90))
+    if high - low < BURST_RISE:
         return None
-    above = x > (base + top) / 2
+    above = x > (low + high) / 2
     starts, lengths = _runs(above)
     if len(starts) < MIN_BURSTS:
         return None
@@ -165,8 +164,8 @@ def bursts(s: Series) -> dict | None:
     W = s.bin_seconds
     return {"period": float(gaps.mean() * W), "period_cv": cv, "count": int(len(starts)),
             "duration": float(lengths.mean() * W), "first": float(idx[starts[0]] * W),
-            "mpi_share_in": float(s.share["mpi"][bins].mean()), "mpi_share_out": base,
-            "bins": bins}
+            "mpi_share_in": float(s.share["mpi"][bins].mean()),
+            "mpi_share_out": float(x[~above].mean()), "bins": bins}
 
 
 # --- phases -------------------------------------------------------------------------------
@@ -178,12 +177,17 @@ def _features(s: Series, period_bins: int) -> np.ndarray:
     cols = [s.share[k] for k in s.kinds] + [s.share["compute"], s.spread]
     X = np.stack(cols, axis=1) if cols else np.zeros((len(s.width), 1))
     if period_bins > 1:
-        kernel = np.ones(period_bins) / period_bins
-        pad = period_bins // 2
-        Xp = np.pad(X, ((pad, period_bins - 1 - pad), (0, 0)), mode="edge")
-        X = np.stack([np.convolve(Xp[:, f], kernel, mode="valid") for f in range(X.shape[1])],
-                     axis=1)
+        X = _smooth(X, period_bins)
     return X
+
+
+def _smooth(X: np.ndarray, period_bins: int) -> np.ndarray:
+    """Each column averaged over a window of period_bins bins (edges repeated)."""
+    kernel = np.ones(period_bins) / period_bins
+    pad = period_bins // 2
+    Xp = np.pad(X, ((pad, period_bins - 1 - pad), (0, 0)), mode="edge")
+    return np.stack([np.convolve(Xp[:, f], kernel, mode="valid") for f in range(X.shape[1])],
+                    axis=1)
 
 
 def _best_split(X: np.ndarray, lo: int, hi: int, min_len: int):
@@ -235,6 +239,25 @@ def _mode(values: np.ndarray) -> int | None:
     return int(u[np.argmax(c)])
 
 
+def _refine(X: np.ndarray, segs: list[tuple[int, int]], radius: int,
+            min_len: int) -> list[tuple[int, int]]:
+    """Each cut moved, within ``radius`` bins, to where it best splits the raw features of
+    its two neighbouring segments (smoothing over a burst period blurs a phase's edge)."""
+    cuts = [hi for _, hi in segs[:-1]]
+    for i, cut in enumerate(cuts):
+        lo = cuts[i - 1] if i else 0
+        hi = cuts[i + 1] if i + 1 < len(cuts) else len(X)
+        best, where = -1.0, cut
+        for c in range(max(lo + min_len, cut - radius), min(hi - min_len, cut + radius) + 1):
+            a, b = X[lo:c], X[c:hi]
+            gain = float(((a.mean(axis=0) - b.mean(axis=0)) ** 2).sum() * len(a) * len(b))
+            if gain > best:
+                best, where = gain, c
+        cuts[i] = where
+    edges = [0, *cuts, len(X)]
+    return list(zip(edges[:-1], edges[1:]))
+
+
 def phases(s: Series, burst: dict | None) -> list[dict]:
     """The run's phases: where the shares of the kinds, the time outside MPI or the spread
     between ranks change for a while (at least MIN_PHASE_SHARE of the run)."""
@@ -242,6 +265,8 @@ def phases(s: Series, burst: dict | None) -> list[dict]:
     period_bins = int(round(burst["period"] / s.bin_seconds)) if burst else 1
     min_len = max(MIN_PHASE_BINS, int(np.ceil(MIN_PHASE_SHARE * nb)))
     segs = segment(_features(s, period_bins), min_len)
+    if period_bins > 1:
+        segs = _refine(_features(s, 1), segs, period_bins // 2 + 1, min_len)
     total = float(s.width.sum())
     out = []
     for k, (lo, hi) in enumerate(segs):

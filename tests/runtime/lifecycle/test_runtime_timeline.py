@@ -30,7 +30,7 @@ def test_bins_hold_every_call_exactly_on_one_grid(impl):
     P = prof.nranks
     assert tl.values.shape == (P, len(tl.rows), tl.bins)
     assert tl.rows == ["coll", "other", "compute", "bytes"]    # kinds in functions.KINDS order
-    # A 1.5 s run outlasts 256 bins of the initial width, 2^20 ticks (~0.4 ms): the width
+    # A 1.35 s run outlasts 256 bins of the initial width, 2^20 ticks (~0.4 ms): the width
     # doubled at least three times, the memory did not grow.
     initial = 2**20 * prof.meta["seconds_per_tick"]
     assert tl.max_bins == 256 and tl.bins <= 256 and tl.bin_seconds >= 8 * initial * 0.999
@@ -79,10 +79,10 @@ def test_summary_mode_reduces_each_bin(impl):
     assert np.allclose(tl.stats["mpi"]["sum"], tl.stats["coll"]["sum"] + tl.stats["other"]["sum"])
     # bytes do not depend on timing: the full run moved the same
     assert tl.stats["bytes"]["sum"].sum() == full.timeline_bins.row("bytes").sum()
-    # where some rank waits a whole bin, rank 0's start and bursts (1 s of the 1.5 s run)
+    # where some rank waits a whole bin, rank 0's start and bursts (0.7 s of the 1.35 s run)
     # make rank 0 the one with the least MPI time (a loaded machine may add a few more)
     busy = tl.stats["mpi"]["max"] > 0.95 * tl.bin_seconds
-    assert busy.sum() * tl.bin_seconds > 0.7
+    assert busy.sum() * tl.bin_seconds > 0.5
     assert np.mean(tl.stats["mpi"]["min_rank"][busy] == 0) > 0.8
     # the same reduction of the full run's bins, by the Python model of the runtime
     from mpiscope.testing import summary_rows
