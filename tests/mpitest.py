@@ -122,3 +122,20 @@ def kill_tree(pid: int) -> None:
     end = time.monotonic() + 30
     while any(running(p) for p in stopped) and time.monotonic() < end:
         time.sleep(0.02)
+
+
+def marked_processes(name: str, value: str) -> dict[int, str]:
+    """pid -> command line of every live process whose environment has name=value (a
+    job's launcher, proxies and ranks carry a mark set where it was started)."""
+    want = f"{name}={value}".encode()
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if want not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                found[int(pid)] = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # gone meanwhile
+            pass
+    return found

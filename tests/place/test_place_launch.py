@@ -28,7 +28,7 @@ def launch_cmd(impl, n):
 def test_reversed_pair_lands_reversed(impl, tmp_path):
     order = tmp_path / "MPICH_RANK_ORDER"
     order.write_text("# two virtual nodes of one rank\n1\n0\n")
-    argv, env = apply_order(launch_cmd(impl, 2), str(order), impl)
+    argv, env = apply_order(launch_cmd(impl, 2), str(order), impl, directory=str(tmp_path))
     seen = whereami(impl, argv, tmp_path)
     here = socket.gethostname()
     # Line j is virtual node j = core j: rank 1 on core 0, rank 0 on core 1.
@@ -42,7 +42,8 @@ def test_grid_order_nodes_land_on_their_core(impl, nranks, tmp_path):
     order = tmp_path / "order.txt"
     order.write_text(text)
     rows = [[int(x) for x in r.split(",")] for r in text.splitlines() if not r.startswith("#")]
-    argv, _ = apply_order(launch_cmd(impl, nranks), str(order), impl)
+    argv, _ = apply_order(launch_cmd(impl, nranks), str(order), impl,
+                          directory=str(tmp_path))
     seen = whereami(impl, argv, tmp_path)
     assert len(seen) == nranks
     for node, ranks in enumerate(rows):
@@ -58,12 +59,30 @@ def test_rankfile_and_machine_file_inputs(impl, tmp_path):
         text = f"{here}:2\n"
     order = tmp_path / "order"
     order.write_text(text)
-    argv, _ = apply_order(launch_cmd(impl, 2), str(order), impl)
+    argv, _ = apply_order(launch_cmd(impl, 2), str(order), impl, directory=str(tmp_path))
     seen = whereami(impl, argv, tmp_path)
     if impl == "openmpi":
         assert seen[0][1:] == (1, "1") and seen[1][1:] == (0, "0")
     else:  # local ranks bound to cores in machine-file order
         assert seen[0][1:] == (0, "0") and seen[1][1:] == (1, "1")
+
+
+def test_cray_order_on_more_slots_than_cores(tmp_path):
+    """--host HERE:4 on a machine with fewer cores: slots past the cores wrap onto
+    them (before: slot=2/3 in the rankfile, and mpirun exited 1 without a word)."""
+    ncores = __import__("os").cpu_count()
+    here = socket.gethostname()
+    order = tmp_path / "MPICH_RANK_ORDER"
+    order.write_text("0,1\n2,3\n")
+    whereami = str(native.program("openmpi", "tests/place_whereami"))
+    proc = mpitest.run(mpitest.mpiscope_cmd(
+        "run", "--dir", str(tmp_path), "--order", str(order), "--", "mpirun.openmpi",
+        "--host", f"{here}:{ncores + 2}", "--oversubscribe", "-n", "4", whereami),
+        cwd=tmp_path, timeout=120)
+    seen = {int(ln.split()[1]): int(ln.split()[3]) for ln in proc.stdout.splitlines()
+            if ln.startswith("whereami ")}
+    # cells of HERE are slots 0..ncores+1 in order; slot s is core s mod ncores
+    assert seen == {r: r % ncores for r in range(4)}, (seen, proc.stderr)
 
 
 def test_bad_orders(tmp_path):
@@ -86,16 +105,17 @@ def test_multi_host_rewrites_without_running(tmp_path):
     order = tmp_path / "o"
     order.write_text("0,2\n1,3\n")
     argv, _ = apply_order(["mpirun", "--host", "a:2,b:2", "-n", "4", "./app"], str(order),
-                          "openmpi")
+                          "openmpi", directory=str(tmp_path))
     assert argv[1] == "--rankfile" and "--host" not in argv
     rf = open(argv[2]).read().splitlines()
     assert rf == ["rank 0=a slot=0", "rank 1=b slot=0", "rank 2=a slot=1", "rank 3=b slot=1"]
     argv, _ = apply_order(["mpiexec", "-hosts", "a:2,b:2", "-n", "4", "./app"], str(order),
-                          "mpich")
+                          "mpich", directory=str(tmp_path))
     assert open(argv[argv.index("-f") + 1]).read() == "a:1\nb:1\na:1\nb:1\n"
     slurm = tmp_path / "s"
     slurm.write_text("a\nb\na\nb\n")
-    argv, env = apply_order(["srun", "-n", "4", "./app"], str(slurm), "mpich")
+    argv, env = apply_order(["srun", "-n", "4", "./app"], str(slurm), "mpich",
+                            directory=str(tmp_path))
     assert "--distribution=arbitrary" in argv and open(env["SLURM_HOSTFILE"]).read() == "a\nb\na\nb\n"
 
 

@@ -1,7 +1,7 @@
 """A stand-in for an MPI program in scale tests: writes one synthetic profile whose
 per-function costs follow known laws of P, into $MPISCOPE_DIR (as the runtime would).
 
-    python3 scale_synthetic_app.py NP [--program NAME] [--fail-if PATH] [--noise SEED]
+    python3 scale_synthetic_app.py NP [--program NAME] [--fail-if PATH] [--noise SEED] [--env NAME]
 
 Per rank: MPI_Allreduce  A + B log2 P,  compute  C / P,  MPI_Gather  D P.
 """
@@ -23,6 +23,9 @@ def main(argv):
     program = "/synthetic/solver"
     if "--program" in argv:
         program = argv[argv.index("--program") + 1]
+    if "--env" in argv:  # what the point's program sees of its environment
+        name = argv[argv.index("--env") + 1]
+        print(f"{name}={os.environ.get(name, '(unset)')}")
     if "--fail-if" in argv and os.path.exists(argv[argv.index("--fail-if") + 1]):
         print("synthetic failure", file=sys.stderr)
         return 3

@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -66,7 +67,7 @@ def report_json(directory: Path) -> dict:
 def test_synthetic_laws_recovered_exactly(tmp_path):
     study = synthetic_study(tmp_path)
     proc = scale("run", str(study))
-    assert "6 point(s) run, 0 failed" in proc.stdout
+    assert "6 point(s) run: 6 done, 0 failed" in proc.stdout
     out = tmp_path / "syn-out"
     rep = report_json(out)
     assert [p["np"] for p in rep["points"]] == [1, 2, 4, 8, 16, 32]
@@ -140,6 +141,9 @@ def test_synthetic_laws_recovered_exactly(tmp_path):
     scale("report", str(out), "--plots", str(pdir))
     for name in ("scaling.png", "functions.png", "models.png"):
         assert (pdir / name).stat().st_size > 10_000
+    # Nothing written is replaced without --force (more in test_scale_html.py).
+    assert_one_line_error(scale("report", str(out), "--plots", str(pdir), check=False),
+                          "scaling.png exists", "--force")
 
 
 def test_failed_point_recorded_then_resumed(tmp_path):
@@ -149,7 +153,7 @@ def test_failed_point_recorded_then_resumed(tmp_path):
                             params=f'[params]\nflag = ["", "", "--fail-if {marker}", ""]')
     proc = scale("run", str(study), check=False)
     assert proc.returncode == 1
-    assert "3 point(s) run, 1 failed" in proc.stdout
+    assert "4 point(s) run: 3 done, 1 failed" in proc.stdout
     out = tmp_path / "syn-out"
     rec = json.loads((out / "points/np00004-rep1/attempt1/point.json").read_text())
     assert rec["status"] == "failed" and rec["exit_code"] != 0
@@ -161,16 +165,56 @@ def test_failed_point_recorded_then_resumed(tmp_path):
     assert rep["models"]["available"] is False
     assert "at least 5 rank counts" in rep["models"]["why_not"]
     text = scale("report", str(out)).stdout
-    assert "1 point(s) failed" in text and "Extra-P needs at least 5" in text
+    assert "1 point(s) failed" in text and text.count("Extra-P needs at least 5") == 1
     assert "failed" in scale("status", str(out)).stdout
     # Fixed: a second run runs only the failed point, in a new attempt, keeping the old one.
     marker.unlink()
     proc = scale("run", str(study))
-    assert "1 point(s) run, 0 failed" in proc.stdout
+    assert "1 point(s) run: 1 done, 0 failed" in proc.stdout
     assert (out / "points/np00004-rep1/attempt1/point.json").exists()
     rec2 = json.loads((out / "points/np00004-rep1/attempt2/point.json").read_text())
     assert rec2["status"] == "done"
     assert [p["np"] for p in report_json(out)["points"]] == [1, 2, 4, 8]
+
+
+def test_saved_study_file_resumes_with_its_name_environment_and_rank_check(tmp_path):
+    """A study without study.output is named after its directory everywhere; its points
+    see the environment scale run was given (no PYTHONPATH of mpiscope's); a profile
+    of the wrong rank count (a launcher without {np}) fails its point when it ends;
+    running the saved DIR/study.toml resumes DIR (no nested study)."""
+    f = tmp_path / "base.toml"
+    f.write_text(f"""
+[study]
+kind = "strong"
+ranks = [1, 2]
+command = "{sys.executable} {APP} 2 --env PYTHONPATH"
+[launcher]
+command = ""
+mpi = "openmpi"
+""")
+    pythonpath = os.pathsep.join(["/no/such/dir", str(mpitest.REPO / "src")])
+    env = {"PYTHONPATH": pythonpath}
+    proc = scale("run", str(f), check=False, env=env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "base: 2 point(s) run: 1 done, 1 failed" in proc.stdout, proc.stdout
+    out = tmp_path / "base"
+    for n in (1, 2):
+        att = out / f"points/np0000{n}-rep1/attempt1"
+        assert f"PYTHONPATH={pythonpath}\n" in (att / "stdout.txt").read_text()
+    rec = json.loads((out / "points/np00001-rep1/attempt1/point.json").read_text())
+    assert rec["status"] == "failed" and rec["profile"], rec
+    assert rec["reason"].startswith("the profile has 2 ranks, not 1"), rec
+    assert json.loads((out / "points/np00002-rep1/attempt1/point.json").read_text())[
+        "status"] == "done"
+    assert scale("status", str(out)).stdout.startswith("base (strong scaling)")
+    rows = list(csv.DictReader(io.StringIO(scale("export", str(out), "--format", "csv").stdout)))
+    assert {r["study"] for r in rows} == {"base"}
+    # Resuming through the saved copy: the failed point again, in the same directory.
+    proc = scale("run", str(out / "study.toml"), check=False, env=env)
+    assert proc.returncode == 1 and "base: 1 point(s) run: 0 done, 1 failed" in proc.stdout
+    assert (out / "points/np00001-rep1/attempt2/point.json").exists()
+    assert not (out / "points/np00002-rep1/attempt2").exists()
+    assert not (out / "study").exists()
 
 
 def test_bad_studies_and_directories(tmp_path):
@@ -187,11 +231,16 @@ def test_bad_studies_and_directories(tmp_path):
         (text.replace("[study]", "[study"), ["not valid TOML"]),
         (text.replace('mpi = "openmpi"', 'mpi = "lam"'), ["launcher.mpi"]),
         (text + "[slurm]\noptions = '--time=1'\n", ["[slurm]", "options", "list of strings"]),
+        (text + '[env]\n"A=B" = "1"\n', ["env", "'A=B'", "not an environment variable name"]),
+        (text.replace("{np}", "{np[0]}"), ["study.command", "bad template"]),
+        (text.replace("[study]", "[study]\ntimeout = nan"), ["study.timeout", "positive"]),
+        (text.replace('output = "syn-out"', 'output = ""'), ["study.output", "directory"]),
     ]
     for i, (body, words) in enumerate(cases):
         f = tmp_path / f"bad{i}.toml"
         f.write_text(body)
         assert_one_line_error(scale("run", str(f), check=False), f"bad{i}.toml", *words)
+    assert not (tmp_path / "syn-out").exists()  # refused before anything was written
     assert_one_line_error(scale("run", str(tmp_path / "nope.toml"), check=False),
                           "does not exist")
     assert_one_line_error(scale("report", str(tmp_path), check=False),
@@ -200,7 +249,12 @@ def test_bad_studies_and_directories(tmp_path):
 
     # One rank count: no scaling to report. Different programs in one directory: refused.
     one = synthetic_study(tmp_path, ranks=(2,), name="one")
+    # A directory left by a run that stopped before its first point (nothing to protect)
+    # takes the study file as it is now.
+    (tmp_path / "one-out/points").mkdir(parents=True)
+    (tmp_path / "one-out/study.toml").write_text("# an earlier version of one.toml\n")
     scale("run", str(one))
+    assert (tmp_path / "one-out/study.toml").read_text() == one.read_text()
     assert_one_line_error(scale("report", str(tmp_path / "one-out"), check=False),
                           "2 or more rank counts", "has 1")
     mixed = synthetic_study(tmp_path, ranks=(1, 2), name="mixed", extra="--program {prog}",

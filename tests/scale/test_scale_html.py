@@ -15,7 +15,16 @@ def test_scale_report_html_page(tmp_path, chromium):
     out = tmp_path / "syn-out"
     rep = json.loads(scale("report", str(out), "--json").stdout)
     page_path = tmp_path / "scale.html"
-    scale("report", str(out), "--html", str(page_path))
+    page_path.write_text("mine")
+    # Every output is checked before anything is written: one line, no traceback.
+    assert_one_line_error(scale("report", str(out), "--plots", str(tmp_path / "new"), "--html",
+                                str(page_path), check=False), "scale.html exists", "--force")
+    assert page_path.read_text() == "mine" and not (tmp_path / "new").exists()
+    assert_one_line_error(scale("report", str(out), "--plots", str(page_path), check=False),
+                          "is a file, not a directory")
+    assert_one_line_error(scale("report", str(out), "--plots", "/proc/no/such", check=False),
+                          "cannot create the plot directory")
+    scale("report", str(out), "--html", str(page_path), "--force")
     assert_one_line_error(scale("report", str(out), "--html", str(page_path), check=False),
                           "exists")
     loaded = browser.open_page(chromium, page_path)

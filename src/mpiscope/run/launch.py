@@ -9,8 +9,9 @@ in the environment, and Open MPI's ``mpirun`` is told to forward them with
 ``-x`` (MPICH's hydra and Slurm's srun forward the whole environment); a
 user's own LD_PRELOAD on the launcher's command line is merged, ours first.
 Only the launcher's own options are looked at (``launcher_args``). SIGTERM,
-SIGINT, SIGHUP and SIGQUIT are passed on to the launcher, which ends the job.
-The launcher's exit code is returned, and the profile the run wrote is named.
+SIGINT, SIGHUP and SIGQUIT are passed on to the launcher, which ends the job;
+the launcher also gets SIGTERM if ``mpiscope run`` dies (``lifetime``). The
+launcher's exit code is returned, and the profile the run wrote is named.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import typer
 from .. import native
 from ..errors import UserError
 from .launcher_args import LaunchCommand, Option, launcher_kind, parse
+from .lifetime import PARENT_GONE, end_with_parent
 
 MODES = ("full", "summary")
 # Signals that end a job: passed on to the launcher, which stops every rank
@@ -120,6 +122,25 @@ def forward_args(argv: list[str], impl: str, env: dict) -> list[str]:
     return cmd.argv(*extra)
 
 
+def srun_export_all_preload(argv: list[str], impl: str) -> str | None:
+    """The LD_PRELOAD entry of an ``srun --export=ALL,...,LD_PRELOAD=...``, or None.
+
+    With ALL in the list, Slurm 22.05 gives the tasks the environment's
+    LD_PRELOAD rather than the one listed: the launch environment must hold the
+    same (merged) value, or the user's library is dropped silently.
+    """
+    cmd = parse(argv, impl)
+    if cmd.kind != "srun":
+        return None
+    for opt in cmd.options:
+        entries = opt.values[0].split(",") if opt.name == "export" else []
+        if "ALL" in entries:
+            for e in entries:
+                if e.startswith("LD_PRELOAD="):
+                    return e.split("=", 1)[1]
+    return None
+
+
 def _profiles(outdir: Path) -> dict[str, tuple[int, int]]:
     try:
         return {p.name: (st.st_ino, st.st_mtime_ns)
@@ -133,13 +154,14 @@ def new_profiles(before: dict, after: dict) -> list[str]:
     return sorted(n for n, sig in after.items() if before.get(n) != sig)
 
 
-def _apply_order(argv: list[str], order_file: str, impl: str) -> tuple[list[str], dict]:
+def _apply_order(argv: list[str], order_file: str, impl: str,
+                 directory: str | None = None) -> tuple[list[str], dict]:
     try:
         from ..place.output.launchers import apply_order
     except ImportError:
         raise UserError("--order is not available: mpiscope.place.output.launchers is not "
                         "built yet") from None
-    return apply_order(argv, order_file, impl)
+    return apply_order(argv, order_file, impl, directory=directory)
 
 
 def _usable_dir(out: Path) -> None:
@@ -179,11 +201,19 @@ def _run_forwarding_signals(cmd: list[str], env: dict, name: str, kind: str) -> 
     MPICH's hydra ignores SIGHUP (its job would run on after a hangup), so it
     gets SIGTERM instead.
     """
+    # hydra: SIGHUP -> SIGTERM; our parent gone (PARENT_GONE, however many times
+    # it comes) -> one SIGTERM.
     translate = {signal.SIGHUP: signal.SIGTERM} if kind == "hydra" else {}
+    translate[PARENT_GONE] = signal.SIGTERM
     proc: list = []
     pending: list[int] = []
+    parent_gone: list[int] = []
 
     def forward(signum, _frame):
+        if signum == PARENT_GONE:
+            if parent_gone:
+                return
+            parent_gone.append(signum)
         if proc:
             try:
                 proc[0].send_signal(translate.get(signum, signum))
@@ -193,10 +223,14 @@ def _run_forwarding_signals(cmd: list[str], env: dict, name: str, kind: str) -> 
             pending.append(signum)
 
     snap = snapshot_signal(env)
-    old = {s: signal.signal(s, forward) for s in (*FORWARDED_SIGNALS, *([snap] if snap else []))}
+    old = {s: signal.signal(s, forward)
+           for s in (*FORWARDED_SIGNALS, PARENT_GONE, *([snap] if snap else []))}
+    me = os.getpid()
     try:
         try:
-            proc.append(subprocess.Popen(cmd, env=env))
+            # The launcher ends with us: SIGTERM (it then ends its ranks) if we are
+            # killed, so a job is never left behind by a SIGKILLed mpiscope run.
+            proc.append(subprocess.Popen(cmd, env=env, preexec_fn=lambda: end_with_parent(me)))
         except FileNotFoundError:
             raise UserError(f"launcher not found: {name}") from None
         except PermissionError:
@@ -213,8 +247,14 @@ def _run_forwarding_signals(cmd: list[str], env: dict, name: str, kind: str) -> 
 
 def launch(argv: list[str], *, mode: str | None = None, sync: bool = False, mpit: bool = False,
            outdir: str | None = None, mpi: str | None = None, order: str | None = None,
-           base_env: dict | None = None) -> int:
-    """Run ``argv`` under the runtime; return its exit code (128 + signal if killed)."""
+           base_env: dict | None = None, parent_pid: int | None = None) -> int:
+    """Run ``argv`` under the runtime; return its exit code (128 + signal if killed).
+
+    ``parent_pid``: end the run as on SIGTERM when that process (our parent,
+    e.g. ``mpiscope scale``'s runner) ends.
+    """
+    if parent_pid is not None:  # until its handler is in place, it ends us
+        end_with_parent(parent_pid, PARENT_GONE)
     if not argv:
         raise UserError("no launch command: give one after --, e.g. "
                         "mpiscope run -- mpirun -n 4 ./app")
@@ -234,13 +274,22 @@ def launch(argv: list[str], *, mode: str | None = None, sync: bool = False, mpit
     env = run_environment(lib, base, mode, sync, str(out), mpit)
     # the user's own launch, for the next commands diagnose suggests (docs/diagnose.md)
     env["MPISCOPE_LAUNCH"] = shlex.join(argv)
-    if order is not None:
-        argv, extra_env = _apply_order(list(argv), order, impl)
-        env.update(extra_env)
-    cmd = forward_args(argv, impl, env)
-
-    before = _profiles(out)
-    rc = _run_forwarding_signals(cmd, env, argv[0], launcher_kind(argv[0], impl))
+    # The order's host/rank files live only as long as the run (the launcher reads
+    # them when it starts), in a directory of our own.
+    order_dir = tempfile.mkdtemp(prefix="mpiscope-order-") if order is not None else None
+    try:
+        if order is not None:
+            argv, extra_env = _apply_order(list(argv), order, impl, order_dir)
+            env.update(extra_env)
+        cmd = forward_args(argv, impl, env)
+        preload = srun_export_all_preload(cmd, impl)
+        if preload is not None:
+            env["LD_PRELOAD"] = preload
+        before = _profiles(out)
+        rc = _run_forwarding_signals(cmd, env, argv[0], launcher_kind(argv[0], impl))
+    finally:
+        if order_dir is not None:
+            shutil.rmtree(order_dir, ignore_errors=True)
     if rc < 0:
         rc = 128 - rc
     created = new_profiles(before, _profiles(out))
@@ -287,6 +336,9 @@ def register(app: typer.Typer) -> None:
         order: Optional[str] = typer.Option(None, "--order", metavar="FILE",
                                             help="Apply a rank order file written by "
                                                  "mpiscope place."),
+        parent_pid: Optional[int] = typer.Option(None, "--parent-pid", hidden=True,
+                                                 help="End the run (as on SIGTERM) when this "
+                                                      "process ends (mpiscope scale's points)."),
     ):
         """Run an MPI launch command with the mpiscope runtime preloaded, then print the
         path of the profile it wrote. Exits with the launcher's exit code."""
@@ -295,5 +347,5 @@ def register(app: typer.Typer) -> None:
         if command and command[0] == "--":
             command = command[1:]
         rc = launch(list(command), mode=mode, sync=sync, mpit=mpit, outdir=outdir, mpi=mpi,
-                    order=order)
+                    order=order, parent_pid=parent_pid)
         raise typer.Exit(rc)

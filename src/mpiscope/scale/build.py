@@ -57,11 +57,9 @@ def build_scale_report(study: Study, root: Path) -> dict:
         kf = []
     fm = models.function_models(times)
     extrap = []
-    if fm["available"]:
+    if fm["available"]:  # else models.why_not says why (every view shows it once)
         extrap = models.extrapolate(fm["models"], study.kind, rows[0]["np"],
                                     rows[0]["wall_avg_s"]["median"], rows[-1]["np"])
-    else:
-        notes.append(f"per-function models: {fm['why_not']}")
     return {
         "schema": SCHEMA,
         "study": {"name": study.name, "kind": study.kind, "dir": str(root),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -28,7 +29,8 @@ def _console():
 
 @app.command()
 def run(study_file: str = typer.Argument(..., metavar="STUDY.toml",
-                                         help="The study file (docs/scaling.md)."),
+                                         help="The study file (docs/scaling.md), or a study "
+                                              "directory's DIR/study.toml to resume it."),
         submit: str = typer.Option("local", "--submit", metavar="local|slurm",
                                    help="local: run the points one after another here; slurm: "
                                         "one sbatch job per point."),
@@ -36,8 +38,11 @@ def run(study_file: str = typer.Argument(..., metavar="STUDY.toml",
                                   help="With --submit slurm: wait until every job has "
                                        "finished.")):
     """Run every point of a study that is not done yet (resumable: done points are
-    skipped, failed ones are run again in a new attempt folder, nothing is overwritten)."""
-    from . import runner_local, runner_slurm, studydir
+    skipped, failed ones are run again in a new attempt folder, nothing is overwritten).
+    Exits 1 if a point failed (with --submit slurm: was refused by sbatch or, with
+    --wait, failed in its job); SIGINT, SIGTERM or SIGHUP stop the running point and
+    end the run with 128 + the signal number."""
+    from . import point_procs, runner_local, runner_slurm, studydir
     from .study import load_study
 
     if submit not in SUBMITS:
@@ -45,18 +50,46 @@ def run(study_file: str = typer.Argument(..., metavar="STUDY.toml",
     study = load_study(study_file)
     if submit == "slurm":  # before the study directory is made
         runner_slurm.check_controller()
-    root = studydir.prepare(study)
-    workdir = study.path.parent
     console = _console()
-    if submit == "local":
-        records = runner_local.run_local(study, root, workdir, console)
-        failed = [r for r in records if r["status"] != "done"]
-        console.print(f"{study.name}: {len(records) - len(failed)} point(s) run, "
-                      f"{len(failed)} failed; results in {root}")
-        if failed:
-            raise typer.Exit(1)
-    else:
-        runner_slurm.run_slurm(study, root, workdir, console, wait)
+    signals = point_procs.StopSignals()
+    with signals.active():
+        try:
+            with studydir.opened_for_run(study) as root:
+                if submit == "local":
+                    records = runner_local.run_local(study, root, study.workdir, console,
+                                                     signals)
+                    failed = [r for r in records if r["status"] != "done"]
+                    console.print(f"{study.name}: {len(records)} point(s) run: "
+                                  f"{len(records) - len(failed)} done, {len(failed)} failed; "
+                                  f"results in {root}")
+                else:
+                    bad = runner_slurm.run_slurm(study, root, study.workdir, console, wait,
+                                                 signals)
+                    failed = bad
+                    if wait:
+                        console.print(f"{study.name}: {len(study.points()) - len(bad)} "
+                                      f"point(s) done, {len(bad)} failed; results in {root}")
+                    elif bad:
+                        console.print(f"{study.name}: {len(bad)} point(s) not submitted")
+        except point_procs.Interrupted as stop:
+            if submit == "local":
+                _say(f"mpiscope: stopped by {stop.name}: the point that was running is "
+                     f"recorded as failed, no process of it is left; run again to resume "
+                     f"({study.output})")
+            else:
+                _say(f"mpiscope: stopped by {stop.name}; the jobs submitted go on in Slurm "
+                     f"(mpiscope scale status {study.output})")
+            raise typer.Exit(128 + stop.signum) from None
+    if failed:
+        raise typer.Exit(1)
+
+
+def _say(line: str) -> None:
+    """A last line on stderr, which a hangup (SIGHUP) may have closed."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:
+        pass
 
 
 @app.command()
@@ -91,10 +124,14 @@ def report(directory: str = typer.Argument(..., metavar="DIR", help="A study dir
                                              "(schema mpiscope-scale/1, docs/scaling.md)."),
            plots: Optional[str] = typer.Option(None, "--plots", metavar="OUTDIR",
                                                help="Also write scaling.png, functions.png and "
-                                                    "models.png into OUTDIR."),
+                                                    "models.png into OUTDIR (created if "
+                                                    "missing)."),
            html: Optional[str] = typer.Option(None, "--html", metavar="FILE",
                                               help="Also write the tables and plots as one "
-                                                   "offline HTML page (a new file).")):
+                                                   "offline HTML page (a new file)."),
+           force: bool = typer.Option(False, "--force",
+                                      help="Replace the --html file and the --plots images "
+                                           "if they exist.")):
     """Tables (P, wall time, speedup, efficiency, MPI %, POP metrics, time per function),
     Amdahl and Karp-Flatt serial fractions, Extra-P models per function and the
     extrapolation to 10x and 100x the largest P."""
@@ -103,21 +140,67 @@ def report(directory: str = typer.Argument(..., metavar="DIR", help="A study dir
     from .build import build_scale_report
 
     study, root = studydir.open_study(directory)
-    rep = build_scale_report(study, root)
-    if plots:
+    made = plots is not None and not Path(plots).exists()
+    plot_dir = _check_outputs(plots, html, force)  # before anything is written
+    try:
+        rep = build_scale_report(study, root)
+    except UserError:
+        if made:  # leave no empty directory behind
+            plot_dir.rmdir()
+        raise
+    if plot_dir is not None:
         from . import plots as scale_plots
-        for p in scale_plots.write_all(rep, Path(plots)):
+        try:
+            written = scale_plots.write_all(rep, plot_dir)
+        except OSError as err:
+            raise UserError(f"cannot write the plots into {plot_dir}: "
+                            f"{err.strerror or err}") from None
+        for p in written:
             print(f"mpiscope: wrote {p}", file=sys.stderr)
     if html:
         from ..html import page
         from .html_page import document
-        page.write(html, document(rep))
+        page.write(html, document(rep), force=force)
         print(f"mpiscope: wrote {html}", file=sys.stderr)
     if as_json:
         json.dump(json_safe(rep), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         tables.render(rep, _console())
+
+
+def _check_outputs(plots: Optional[str], html: Optional[str], force: bool) -> Optional[Path]:
+    """UserError unless every file the report would write can be written (and, without
+    --force, does not exist); the plot directory, created."""
+    from .plots import PLOT_FILES
+
+    targets = []
+    if html:
+        targets.append(Path(html))
+        if not Path(html).resolve().parent.is_dir():
+            raise UserError(f"cannot write {html}: {Path(html).resolve().parent} is not a "
+                            f"directory")
+        if Path(html).is_dir():
+            raise UserError(f"--html {html} is a directory; give a file name")
+    plot_dir = Path(plots) if plots else None
+    if plot_dir is not None:
+        if plot_dir.exists() and not plot_dir.is_dir():
+            raise UserError(f"--plots {plots} is a file, not a directory")
+        targets += [plot_dir / name for name in PLOT_FILES]
+    if not force:
+        for t in targets:
+            if t.exists():
+                raise UserError(f"{t} exists; not overwriting it (choose another "
+                                f"{'--html' if str(t) == html else '--plots'} or pass --force)")
+    if plot_dir is not None:
+        try:
+            plot_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise UserError(f"cannot create the plot directory {plots}: "
+                            f"{err.strerror or err}") from None
+        if not os.access(plot_dir, os.W_OK):
+            raise UserError(f"cannot write into the plot directory {plots}")
+    return plot_dir
 
 
 @app.command()
@@ -149,7 +232,7 @@ def export(directory: str = typer.Argument(..., metavar="DIR", help="A study dir
 def point(directory: str, key: str, attempt: int,
           workdir: str = typer.Option(..., "--workdir")):
     """Run one point into an existing attempt folder (what a Slurm job of the study runs)."""
-    from . import runner_local, studydir
+    from . import point_procs, runner_local, studydir
 
     study, root = studydir.open_study(directory)
     match = [p for p in study.points() if p.key == key]
@@ -160,5 +243,13 @@ def point(directory: str, key: str, attempt: int,
         raise UserError(f"{root}: {key} has no attempt {attempt}")
     if tries[0].record is not None:
         raise UserError(f"{tries[0].path} already has a record; not running it again")
-    rec = runner_local.run_point(study, root, match[0], Path(workdir), tries[0])
+    signals = point_procs.StopSignals()
+    with signals.active():  # scancel, the time limit: SIGTERM to this batch step
+        rec = runner_local.run_point(study, root, match[0], Path(workdir), tries[0], signals)
+    try:
+        signals.check()
+    except point_procs.Interrupted as stop:
+        _say(f"mpiscope: stopped by {stop.name}: {tries[0].path} recorded as failed, no "
+             f"process of the point left")
+        raise typer.Exit(128 + stop.signum) from None
     raise typer.Exit(0 if rec["status"] == "done" else 1)

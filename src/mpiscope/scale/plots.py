@@ -12,6 +12,9 @@ import numpy as np
 
 from ..plots import Series, line_plot, plt
 
+# What write_all writes (models.png only when there are models).
+PLOT_FILES = ("scaling.png", "functions.png", "models.png")
+
 
 def scaling_png(rep: dict, path: Path) -> Path:
     rows = rep["points"]

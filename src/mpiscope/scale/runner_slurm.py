@@ -13,14 +13,19 @@ import datetime
 import shlex
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from rich.markup import escape
+
 from ..errors import UserError
 from . import studydir
-from .runner_local import child_environment
+from .runner_local import mpiscope_command
 from .study import Point, Study, slurm_option_lines
+
+class SubmitRefused(UserError):
+    """sbatch refused one point's job (the others are still submitted)."""
+
 
 # Seconds a Slurm client command may take before the controller counts as not answering.
 CLIENT_TIMEOUT = 60
@@ -39,7 +44,9 @@ def _client(argv: list[str], timeout: float = CLIENT_TIMEOUT) -> subprocess.Comp
 
 
 def _first_error(proc: subprocess.CompletedProcess) -> str:
-    lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
+    """The client's error line (its last, less a trailing 'Try "sbatch --help"' hint)."""
+    lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()
+             and not ln.startswith("Try ")]
     return lines[-1] if lines else f"exit code {proc.returncode}"
 
 
@@ -53,41 +60,51 @@ def check_controller() -> None:
         raise UserError(f"Slurm is not answering: {_first_error(proc)}")
 
 
+def _directive_path(path: Path) -> str:
+    """A path as one #SBATCH argument: quoted as a shell word (sbatch reads the directive
+    line as one), ``%`` doubled so Slurm's filename patterns keep it literal."""
+    return shlex.quote(str(path).replace("%", "%%"))
+
+
 def batch_script(study: Study, root: Path, point: Point, attempt: studydir.Attempt,
                  workdir: Path) -> str:
-    python = study.slurm_python or sys.executable
     lines = ["#!/bin/bash",
              f"#SBATCH --job-name={shlex.quote(f'{study.name}-{point.key}')}",
              f"#SBATCH --ntasks={point.np}"]
     if study.ppn:
         vals = study.values(point)
         lines += [f"#SBATCH --nodes={vals['nodes']}", f"#SBATCH --ntasks-per-node={study.ppn}"]
-    lines += [f"#SBATCH --output={attempt.path}/slurm-%j.out",
-              f"#SBATCH --chdir={workdir}"]
+    lines += [f"#SBATCH --output={_directive_path(attempt.path)}/slurm-%j.out",
+              f"#SBATCH --chdir={_directive_path(workdir)}"]
     lines += [f"#SBATCH {opt}" for opt in slurm_option_lines(study, point)]
-    pythonpath = child_environment(study, point)["PYTHONPATH"]
     lines += ["# written by mpiscope scale run --submit slurm; the job runs this point under",
               "# mpiscope run and records exit code, wall time and profile in point.json",
-              f"export PYTHONPATH={shlex.quote(pythonpath)}",
               "exec " + " ".join(shlex.quote(a) for a in
-                                 [python, "-m", "mpiscope.cli", "scale", "point", str(root),
-                                  point.key, str(attempt.number), "--workdir", str(workdir)])]
+                                 [*mpiscope_command(study.slurm_python), "scale", "point",
+                                  str(root), point.key, str(attempt.number),
+                                  "--workdir", str(workdir)])]
     return "\n".join(lines) + "\n"
 
 
 def submit(study: Study, root: Path, point: Point, workdir: Path) -> str:
-    """Write the point's batch script into a new attempt folder, sbatch it; return the job id."""
+    """Write the point's batch script into a new attempt folder, sbatch it; return the job id.
+
+    Raises:
+        SubmitRefused: sbatch refused the job; the attempt is closed as failed
+            with sbatch's message.
+        UserError: Slurm is not answering.
+    """
     attempt = studydir.new_attempt(root, point)
     script = attempt.path / "job.sbatch"
     script.write_text(batch_script(study, root, point, attempt, workdir))
     proc = _client(["sbatch", "--parsable", str(script)])
     if proc.returncode != 0:
         reason = f"sbatch failed: {_first_error(proc)}"
-        studydir.write_json(attempt.path / studydir.RECORD,
-                            {"np": point.np, "rep": point.rep, "attempt": attempt.number,
-                             "status": "failed", "reason": reason, "exit_code": None,
-                             "profile": None})
-        raise UserError(f"{reason} (np={point.np}; script {script})")
+        studydir.close_attempt(attempt, {"np": point.np, "rep": point.rep,
+                                         "attempt": attempt.number, "status": "failed",
+                                         "reason": reason, "exit_code": None,
+                                         "profile": None})
+        raise SubmitRefused(f"{reason} (np={point.np} rep={point.rep}; script {script})")
     job_id = proc.stdout.strip().split(";")[0]
     studydir.write_json(attempt.path / studydir.JOB, {
         "job_id": job_id, "script": script.name,
@@ -152,11 +169,15 @@ def point_states(study: Study, root: Path) -> list[dict]:
                 else:
                     reason = (f"Slurm job {row['job_id']} ended ({st or 'no longer known'}) "
                               f"without writing its record")
-                    studydir.write_json(last.path / studydir.RECORD, {
-                        "np": point.np, "rep": point.rep, "attempt": last.number,
-                        "status": "failed", "reason": reason, "exit_code": None,
-                        "profile": None, "slurm_state": st})
-                    row["state"], row["detail"] = "failed", reason
+                    if studydir.close_attempt(last, {
+                            "np": point.np, "rep": point.rep, "attempt": last.number,
+                            "status": "failed", "reason": reason, "exit_code": None,
+                            "profile": None, "slurm_state": st}):
+                        row["state"], row["detail"] = "failed", reason
+                    else:  # the job wrote its record after all, just now
+                        rec = studydir.read_record(last) or {}
+                        row["state"] = rec.get("status", "failed")
+                        row["detail"] = rec.get("reason") or ""
             else:
                 row["state"] = last.status
         out.append(row)
@@ -164,29 +185,41 @@ def point_states(study: Study, root: Path) -> list[dict]:
 
 
 def run_slurm(study: Study, root: Path, workdir: Path, console, wait: bool,
-              poll_s: float = 2.0) -> list[str]:
-    """Submit every point that is not done, pending or running; return the new job ids.
+              signals, poll_s: float = 2.0) -> list[Point]:
+    """Submit every point that is not done, pending or running; return the points that
+    failed: refused by sbatch, and with ``wait`` those whose job failed.
 
-    With ``wait``, poll until every point has a record, with a progress bar.
-    Call check_controller first.
+    A refused submission does not stop the others (as a failed point never
+    stops a local study). With ``wait``, poll until every point has a record,
+    with a progress bar. Call check_controller first.
+
+    Raises:
+        point_procs.Interrupted: a stop signal (``signals``) came; what was
+            submitted stays submitted.
     """
     todo = [Point(r["np"], r["rep"]) for r in point_states(study, root)
             if r["state"] in ("not run", "failed", "incomplete")]
-    jobs = []
+    refused = []
     for point in todo:
-        jid = submit(study, root, point, workdir)
-        jobs.append(jid)
+        signals.check()
+        try:
+            jid = submit(study, root, point, workdir)
+        except SubmitRefused as err:
+            refused.append(point)
+            console.print("[yellow]" + escape(f"not submitted: {err}"), highlight=False)
+            continue
         console.print(f"submitted np={point.np} rep={point.rep}: job {jid}")
     if not todo:
         console.print(f"nothing to submit: every point of {study.name} is done or queued")
-    if wait:
-        wait_for(study, root, console, poll_s)
-    else:
+    if not wait:
         console.print(f"follow with: mpiscope scale status {root}")
-    return jobs
+        return refused
+    rows = wait_for(study, root, console, signals, poll_s)
+    return [Point(r["np"], r["rep"]) for r in rows if r["state"] != "done"]
 
 
-def wait_for(study: Study, root: Path, console, poll_s: float = 2.0) -> None:
+def wait_for(study: Study, root: Path, console, signals, poll_s: float = 2.0) -> list[dict]:
+    """Poll until no point is pending or running; return the last point_states."""
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                TimeElapsedColumn, TimeRemainingColumn)
 
@@ -204,5 +237,6 @@ def wait_for(study: Study, root: Path, console, poll_s: float = 2.0) -> None:
             bar.update(task, completed=finished,
                        description=f"{study.name}: {running} running, {pending} pending")
             if all(r["state"] in ("done", "failed", "not run") for r in rows):
-                break
+                return rows
             time.sleep(poll_s)
+            signals.check()

@@ -25,6 +25,7 @@ The full reference is docs/scaling.md.
 
 from __future__ import annotations
 
+import json
 import math
 import shlex
 try:
@@ -36,6 +37,10 @@ from pathlib import Path
 
 from ..errors import UserError
 
+# The copy of the study file a study directory keeps, and where the original
+# was (studydir.py).
+SAVED_NAME = "study.toml"
+ORIGIN_NAME = "origin.json"
 KINDS = ("strong", "weak")
 MODES = ("full", "summary")
 # Placeholders every template may use besides the [params] keys.
@@ -89,6 +94,7 @@ class Study:
     timeout: float | None = None
     slurm_options: list[str] = field(default_factory=list)
     slurm_python: str | None = None
+    workdir: Path | None = None   # where the points run: the study file's directory
 
     def points(self) -> list[Point]:
         return [Point(n, r) for n in self.ranks for r in range(1, self.repetitions + 1)]
@@ -115,12 +121,15 @@ class Study:
 
 def _render(template: str, values: dict, key: str) -> str:
     try:
-        return template.format_map(values)
+        text = template.format_map(values)
     except KeyError as err:
         known = ", ".join(sorted(values))
         raise UserError(f"{key}: unknown placeholder {{{err.args[0]}}} (known: {known})") from None
-    except (ValueError, IndexError, AttributeError) as err:
+    except (ValueError, IndexError, AttributeError, TypeError) as err:
         raise UserError(f"{key}: bad template {template!r}: {err}") from None
+    if "\0" in text:
+        raise UserError(f"{key}: contains a NUL character")
+    return text
 
 
 def _check_table(where: str, table: dict, spec: dict) -> None:
@@ -163,8 +172,9 @@ def parse_study(data: dict, path: Path) -> Study:
     if reps < 1:
         raise UserError(f"{name}: study.repetitions must be at least 1, not {reps}")
     timeout = st.get("timeout")
-    if timeout is not None and timeout <= 0:
-        raise UserError(f"{name}: study.timeout must be positive, not {timeout}")
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise UserError(f"{name}: study.timeout must be a positive number of seconds, "
+                        f"not {timeout} (leave it out for no timeout)")
     params = data.get("params", {})
     for key, value in params.items():
         if key in BUILTIN_PLACEHOLDERS:
@@ -177,6 +187,9 @@ def parse_study(data: dict, path: Path) -> Study:
             raise UserError(f"{name}: params.{key} must be a string, a number or a list of them")
     env = data.get("env", {})
     for key, value in env.items():
+        if not key or "=" in key or "\0" in key:
+            raise UserError(f"{name}: env: {key!r} is not an environment variable name "
+                            f"(no '=', not empty)")
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise UserError(f"{name}: env.{key} must be a string or a number, not {value!r}")
     launcher = data.get("launcher", {})
@@ -194,14 +207,14 @@ def parse_study(data: dict, path: Path) -> Study:
     if mode is not None and mode not in MODES:
         raise UserError(f"{name}: mpiscope.mode must be 'full' or 'summary', not {mode!r}")
     slurm = data.get("slurm", {})
+    output, workdir = _output_dir(st, path)
     study = Study(
-        path=path, name=st.get("name", Path(st.get("output", path.stem)).name), kind=kind, ranks=list(ranks),
-        repetitions=reps, command=st["command"],
-        output=(path.parent / st.get("output", path.stem)).resolve(),
+        path=path, name=st.get("name") or output.name, kind=kind, ranks=list(ranks),
+        repetitions=reps, command=st["command"], output=output,
         launcher=launcher.get("command", "mpirun -n {np}"), ppn=ppn, mpi=mpi,
         params=dict(params), env=dict(env), mode=mode, sync=ms.get("sync", False),
         timeout=timeout, slurm_options=list(slurm.get("options", [])),
-        slurm_python=slurm.get("python"))
+        slurm_python=slurm.get("python"), workdir=workdir)
     # Render every template for every point now: a typo fails before any run.
     try:
         for point in study.points():
@@ -214,6 +227,29 @@ def parse_study(data: dict, path: Path) -> Study:
     except ValueError as err:  # shlex: an unclosed quote
         raise UserError(f"{name}: study.command or launcher.command: {err}") from None
     return study
+
+
+def _output_dir(st: dict, path: Path) -> tuple[Path, Path]:
+    """(the study directory, the directory the points run in).
+
+    The study directory is study.output relative to the study file (default:
+    the file's stem), and the points run in the study file's directory; the
+    saved copy inside a study directory (DIR/study.toml) resumes DIR itself,
+    running in the original file's directory (DIR/origin.json).
+    """
+    if path.name == SAVED_NAME and (path.parent / "points").is_dir():
+        root = path.parent
+        try:
+            workdir = Path(json.loads((root / ORIGIN_NAME).read_text())["workdir"])
+        except (OSError, ValueError, KeyError, TypeError):  # made before origin.json
+            workdir = root.parent
+        return root, workdir
+    out = st.get("output", path.stem)
+    where = (path.parent / out).resolve()
+    if not out.strip() or where == path.parent.resolve():
+        raise UserError(f"{path.name}: study.output must name a directory for the results, "
+                        f"not {out!r} (the study file's own directory)")
+    return where, path.parent
 
 
 def load_study(path: str | Path) -> Study:

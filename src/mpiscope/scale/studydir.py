@@ -1,6 +1,10 @@
 """The study directory: the study file it was made for, and one folder per attempt of each point.
 
-    DIR/study.toml                          the study file as first run (never replaced)
+    DIR/study.toml                          the study file as first run (never replaced
+                                            once a point has run)
+    DIR/origin.json                         where the study file was (its directory is
+                                            where the points run)
+    DIR/run.lock                            held (fcntl) by the one `scale run` working on it
     DIR/points/np00004-rep1/attempt1/
         point.json                          exit code, wall time, profile name, command
         stdout.txt, stderr.txt              what the launch printed
@@ -9,22 +13,31 @@
 
 A point is done when its latest attempt's point.json says so; a failed attempt
 stays where it is and a new run makes attempt2 beside it, so nothing already
-written is ever replaced.
+written is ever replaced. point.json closes an attempt: it is created once
+(``close_attempt``), never rewritten, whoever (the runner, a Slurm job, ``scale
+status`` finding the job gone) gets there first.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
 import os
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UserError
-from .study import Point, Study, load_study
+from .study import ORIGIN_NAME, SAVED_NAME, Point, Study, load_study
 
-STUDY_FILE = "study.toml"
+STUDY_FILE = SAVED_NAME
 RECORD = "point.json"
 JOB = "job.json"
+LOCK = "run.lock"
+# Attempt states that are final (studydir's own; Slurm's running states are not).
+ENDED_STATES = ("done", "failed")
 
 
 @dataclass
@@ -73,6 +86,11 @@ def attempts(root: Path, point: Point) -> list[Attempt]:
     return out
 
 
+def read_record(attempt: Attempt) -> dict | None:
+    """The attempt's point.json as it is on disk now."""
+    return _read_json(attempt.path / RECORD)
+
+
 def latest(root: Path, point: Point) -> Attempt | None:
     tries = attempts(root, point)
     return tries[-1] if tries else None
@@ -99,27 +117,108 @@ def write_json(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def prepare(study: Study) -> Path:
-    """Create the study directory, or check that it holds this same study.
+def close_attempt(attempt: Attempt, record: dict) -> bool:
+    """Write the attempt's point.json unless it has one; False if it was already closed.
+
+    The record is written to a private file and hard-linked into place, so it
+    appears whole and only once: two writers (a Slurm job ending and ``scale
+    status`` seeing the job gone) cannot replace each other's record.
+    """
+    path = attempt.path / RECORD
+    tmp = attempt.path / f".{RECORD}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(record, indent=1) + "\n")
+    try:
+        os.link(tmp, path)
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink()
+
+
+@contextlib.contextmanager
+def locked(root: Path):
+    """Hold the study directory's lock (one ``scale run`` at a time), or raise UserError
+    naming the holder.
+
+    An fcntl lock on DIR/run.lock: the kernel (or the NFS lock manager) drops it
+    when the holder exits however it ends, so a lock file left by a killed run
+    locks nothing. The holder's pid and host are written into the file for the
+    message.
+    """
+    path = root / LOCK
+    try:
+        f = open(path, "a+")
+    except OSError as err:
+        raise UserError(f"cannot open the lock file {path}: {err.strerror}") from None
+    with f:
+        try:
+            fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            if err.errno not in (errno.EACCES, errno.EAGAIN):
+                raise UserError(f"cannot lock {path}: {err.strerror}") from None
+            f.seek(0)
+            holder = f.read().split()
+            who = (f"pid {holder[0]} on {holder[1]}" if len(holder) >= 2
+                   else "another process")
+            raise UserError(f"{root} is in use by another mpiscope scale run ({who}); "
+                            f"wait for it to end, or stop it, then run again") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"{os.getpid()} {socket.gethostname()}\n")
+        f.flush()
+        try:
+            yield
+        finally:
+            f.seek(0)
+            f.truncate()
+
+
+@contextlib.contextmanager
+def opened_for_run(study: Study):
+    """Create the study directory (or open it), lock it, check it holds this same study;
+    yield the directory, locked until the block ends.
 
     Raises:
-        UserError: the directory was made for a different study file.
+        UserError: another run holds the directory, or it was made for a
+            different study file and holds results.
     """
     root = study.output
     text = study.path.read_text()
     saved = root / STUDY_FILE
-    if saved.exists():
-        if saved.read_text() != text:
-            raise UserError(f"{root} holds results of a different study ({saved} differs from "
-                            f"{study.path}); set study.output to a new directory")
-    else:
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-            (root / "points").mkdir(exist_ok=True)
-            saved.write_text(text)
-        except OSError as err:
-            raise UserError(f"cannot create the study directory {root}: {err}") from None
-    return root
+    try:
+        (root / "points").mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"cannot create the study directory {root}: {err.strerror}") from None
+    with locked(root):
+        if saved.exists() and saved.resolve() != study.path.resolve():
+            if saved.read_text() != text:
+                if any(attempts(root, p) for p in _saved_points(root)):
+                    raise UserError(f"{root} holds results of a different study ({saved} "
+                                    f"differs from {study.path}); set study.output to a new "
+                                    f"directory")
+                # Nothing ran under the saved file (a run stopped before its first
+                # point): the directory holds no results to protect.
+                saved.write_text(text)
+        elif not saved.exists():
+            try:
+                write_json(root / ORIGIN_NAME, {"study_file": str(study.path),
+                                                "workdir": str(study.workdir)})
+                saved.write_text(text)
+            except OSError as err:
+                raise UserError(f"cannot write {saved}: {err.strerror}") from None
+        yield root
+
+
+def _saved_points(root: Path) -> list[Point]:
+    """The points folders of a study directory, whatever study made them."""
+    base = root / "points"
+    out = []
+    for d in (base.iterdir() if base.is_dir() else ()):
+        np_, _, rep = d.name.partition("-rep")
+        if np_.startswith("np") and np_[2:].isdigit() and rep.isdigit():
+            out.append(Point(int(np_[2:]), int(rep)))
+    return out
 
 
 def open_study(root: str | Path) -> tuple[Study, Path]:
@@ -131,6 +230,5 @@ def open_study(root: str | Path) -> tuple[Study, Path]:
     if not saved.exists():
         raise UserError(f"{root} is not a study directory (no {STUDY_FILE}; "
                         f"make one with mpiscope scale run STUDY.toml)")
-    study = load_study(saved)
-    study.output = root
+    study = load_study(saved)  # its output is the directory (study._output_dir)
     return study, root

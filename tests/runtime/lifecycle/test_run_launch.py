@@ -68,9 +68,8 @@ def test_order_calls_placement_or_says_not_available(tmp_path, monkeypatch):
         launch._apply_order(["mpirun", "a"], str(tmp_path / "order"), "openmpi")
     calls = []
     fake = types.ModuleType("mpiscope.place.output.launchers")
-    fake.apply_order = lambda argv, order, impl: (calls.append((argv, order, impl)) or
-                                                  (["mpirun", "--rankfile", order, "a"],
-                                                   {"X": "1"}))
+    fake.apply_order = lambda argv, order, impl, directory=None: (
+        calls.append((argv, order, impl)) or (["mpirun", "--rankfile", order, "a"], {"X": "1"}))
     monkeypatch.setitem(sys.modules, "mpiscope.place.output.launchers", fake)
     assert launch._apply_order(["mpirun", "a"], "ord", "mpich") == \
         (["mpirun", "--rankfile", "ord", "a"], {"X": "1"})

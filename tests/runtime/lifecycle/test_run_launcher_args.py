@@ -129,13 +129,17 @@ def test_order_run_with_option_like_program_arguments(tmp_path, impl):
     order = tmp_path / "MPICH_RANK_ORDER"
     order.write_text("1\n0\n")
     whereami = str(native.program(impl, "tests/place_whereami"))
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
     proc = mpitest.run(mpitest.mpiscope_cmd("run", "--order", str(order), "--",
                                             *mpitest.launcher(impl, 2), whereami, *APP_ARGS),
-                       cwd=tmp_path, timeout=120)
+                       cwd=tmp_path, timeout=120, env={"TMPDIR": str(tmp)})
     seen = {int(l.split()[1]): (l.split()[2], int(l.split()[3])) for l in proc.stdout.splitlines()
             if l.startswith("whereami ")}
     here = socket.gethostname()
     assert seen == {0: (here, 1), 1: (here, 0)}
+    # The launcher's rankfile / machine file lived only as long as the run.
+    assert list(tmp.glob("mpiscope-order-*")) == []
 
 
 def _job_processes(mark: str) -> list[str]:

@@ -6,7 +6,10 @@ command (Open MPI ``--host h:n,...`` / ``-H`` / ``--hostfile``; hydra
 ``-hosts h:n,...`` / ``-f``); with none given, the launch is on this machine
 only, and each line of a cray-format order is one *virtual node*: node j is
 bound to core j mod (cores here). That is how the order is proven on one
-machine; on real nodes, node j is the j-th host.
+machine; on real nodes, node j is the j-th host. On this machine a slot past
+its cores (``--host vm:4`` on 2 cores) is likewise core s mod (cores here):
+Open MPI refuses a binding to a core that does not exist, and exits 1 without
+a word.
 
 * Open MPI: a rankfile (``rank r=host slot=s``) and ``--rankfile``.
 * MPICH hydra: a machine file of ``host:count`` runs (``-f``), which puts
@@ -114,7 +117,7 @@ def placement(order: OrderFile, hosts: list[tuple[str, int | None]] | None,
                             f"{len(cells)} slots")
         for pos, r in enumerate(seq):
             host[r], slot[r] = cells[pos]
-        return host, slot
+        return host, _wrap_here(host, slot, ncores)
     names = [h for h, _ in hosts] if hosts else [socket.gethostname()]
     used: dict[str, int] = {}
     for r in range(n):
@@ -133,27 +136,35 @@ def placement(order: OrderFile, hosts: list[tuple[str, int | None]] | None,
         if limits.get(name) and count > limits[name]:
             raise UserError(f"the order places {count} ranks on {name}, which has "
                             f"{limits[name]} slots")
-    return host, slot
+    return host, _wrap_here(host, slot, ncores)
 
 
-def _write(text: str, suffix: str) -> str:
-    fd, path = tempfile.mkstemp(prefix="mpiscope-order-", suffix=suffix)
+def _wrap_here(host: list[str], slot: list[int], ncores: int) -> list[int]:
+    """Slots on this machine as cores that exist here (s mod its core count)."""
+    here = {socket.gethostname(), socket.gethostname().split(".")[0], "localhost",
+            "127.0.0.1"}
+    return [s % ncores if h in here else s for h, s in zip(host, slot)]
+
+
+def _write(text: str, suffix: str, directory: str | None) -> str:
+    fd, path = tempfile.mkstemp(prefix="mpiscope-order-", suffix=suffix, dir=directory)
     with os.fdopen(fd, "w") as f:
         f.write(text)
     return path
 
 
-def _openmpi(cmd: LaunchCommand, host, slot):
+def _openmpi(cmd: LaunchCommand, host, slot, directory):
     path = _write("".join(f"rank {r}={h} slot={s}\n" for r, (h, s) in
-                          enumerate(zip(host, slot))), ".rankfile")
+                          enumerate(zip(host, slot))), ".rankfile", directory)
     return cmd.without(*_OMPI_DROP).argv("--rankfile", path), {}
 
 
-def _hydra(cmd: LaunchCommand, host, slot):
+def _hydra(cmd: LaunchCommand, host, slot, directory):
     warning = hydra_split_warning(host)
     if warning:
         print(warning, file=sys.stderr)
-    path = _write("".join(f"{h}:{n}\n" for h, n in host_runs(host)), ".machinefile")
+    path = _write("".join(f"{h}:{n}\n" for h, n in host_runs(host)), ".machinefile",
+                  directory)
     extra = ["-f", path]
     per_host: dict[str, list[int]] = {}
     for h, s in zip(host, slot):
@@ -164,18 +175,22 @@ def _hydra(cmd: LaunchCommand, host, slot):
     return cmd.without(*_HYDRA_DROP).argv(*extra), {}
 
 
-def _srun(cmd: LaunchCommand, host, slot):
-    path = _write("".join(f"{h}\n" for h in host), ".hostfile")
+def _srun(cmd: LaunchCommand, host, slot, directory):
+    path = _write("".join(f"{h}\n" for h in host), ".hostfile", directory)
     return cmd.without(*_SRUN_DROP).argv("--distribution=arbitrary"), {"SLURM_HOSTFILE": path}
 
 
-def apply_order(argv: list[str], order_file: str, impl: str) -> tuple[list[str], dict]:
+def apply_order(argv: list[str], order_file: str, impl: str,
+                directory: str | None = None) -> tuple[list[str], dict]:
     """The launch command and extra environment that put rank r where the order says.
 
     Arguments:
         argv: the launch command, e.g. ["mpirun", "-n", "16", "./app"].
         order_file: a file in any format of mpiscope.place.output.writers.
         impl: "openmpi" or "mpich" (the MPI behind the launcher).
+        directory: where the launcher's rankfile / machine file / hostfile is
+            written (``mpiscope run`` gives a directory it removes after the
+            run); default: the system's temporary directory, left to the caller.
     Returns:
         (new argv, variables to add to the environment).
     """
@@ -196,4 +211,5 @@ def apply_order(argv: list[str], order_file: str, impl: str) -> tuple[list[str],
                         "--format slurm --hosts h1,h2,...")
     hosts = None if cmd.kind == "srun" else launch_hosts(cmd)
     host, slot = placement(order, hosts, os.cpu_count() or 1)
-    return {"srun": _srun, "openmpi": _openmpi, "hydra": _hydra}[cmd.kind](cmd, host, slot)
+    return {"srun": _srun, "openmpi": _openmpi, "hydra": _hydra}[cmd.kind](cmd, host, slot,
+                                                                           directory)
