@@ -22,6 +22,7 @@
 
 #include "mpiscope.h"
 #include "fortran/fortran_entry.h"
+#include "tables/callsites.h"
 
 volatile int mpiscope_on;
 int mpiscope_multi;
@@ -81,7 +82,7 @@ static mpiscope_thread_t *thread_new(void)
     t->cstats = zalloc(ncstat * sizeof *t->cstats);
     t->cused = zalloc(ncstat * sizeof *t->cused);
     if (!t->stats || !t->hist || !t->used || !t->hused || !t->peers || !t->cstats || !t->cused ||
-        !mpiscope_timeline_alloc(t))
+        !mpiscope_timeline_alloc(t) || !mpiscope_sites_thread_init(t))
         return NULL;
     return t;
 }
@@ -102,6 +103,14 @@ mpiscope_thread_t *mpiscope_thread_attach(void)
     pthread_mutex_unlock(&life_thread_lock);
     mpiscope_tls = t;
     return t;
+}
+
+unsigned mpiscope_threads_list(mpiscope_thread_t **out, unsigned cap)
+{
+    unsigned n = __atomic_load_n(&life_nthreads, __ATOMIC_ACQUIRE);
+    for (unsigned k = 0; k < n && k < cap; k++)
+        out[k] = life_threads[k];
+    return n < cap ? n : cap;
 }
 
 void mpiscope_peer_new(mpiscope_thread_t *t, int peer, uint64_t bytes)
@@ -130,6 +139,7 @@ static void life_start(int provided)
     mpiscope_multi = provided == MPI_THREAD_MULTIPLE;
     mpiscope_nslots = (unsigned)mpiscope_settings.MAX_REGIONS;
     mpiscope_timeline_init();
+    mpiscope_sites_init();
     mpiscope_comms_init();
     mpiscope_cancels_init();
     mpiscope_commtab_init();
@@ -318,7 +328,7 @@ void mpiscope_state_now(mpiscope_thread_t *into, mpiscope_final_t *f)
     f->t = into;
     f->threads = n;
     f->overflow = into->overflow | mpiscope_comms_overflow() | mpiscope_regions_overflow() |
-                  mpiscope_commtab_overflow();
+                  mpiscope_commtab_overflow() | mpiscope_sites_overflow();
     f->rank = mpiscope_world_rank_;
     f->size = mpiscope_world_size;
 }
@@ -426,7 +436,7 @@ int MPI_Finalize(void)
         mpiscope_cancels_apply();
         life_merge_threads(f.t);
         f.overflow = f.t->overflow | mpiscope_comms_overflow() | mpiscope_regions_overflow() |
-                     mpiscope_commtab_overflow();
+                     mpiscope_commtab_overflow() | mpiscope_sites_overflow();
         f.comm = life_comm;
         f.rank = mpiscope_world_rank_;
         f.size = mpiscope_world_size;
@@ -474,6 +484,7 @@ static void life_pcontrol(int level, const char *name, size_t len)
     if (mpiscope_on) {
         MPISCOPE_CALL(c, MPISCOPE_ID_MPI_Pcontrol, -1, -1);
         c.t0 = c.t1 = 0;    /* Pcontrol is bookkeeping, not time in MPI */
+        c.ret = NULL;       /* and has no call site */
         mpiscope_record(&c); /* charged to the region it is called in */
         if (name && len)
             mpiscope_region_control(level, name, len);

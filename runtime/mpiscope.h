@@ -8,7 +8,10 @@
  * union), writer.c (the profile file), summary.c (MPISCOPE_MODE=summary),
  * settings.c, buf.c, stacking.c (the next definition each wrapper calls),
  * tables/mpit.c (MPI_T performance variables), tables/environ.c (the ENV section:
- * affinity, variables, MPI_Init/Finalize time). Generated: mpiscope_ids.h, mpiscope_table.c,
+ * affinity, variables, MPI_Init/Finalize time), tables/callsites.c (call sites: the
+ * slow path of mpiscope_site_add, the process's site registry), tables/modules.c (which
+ * loaded object an address is in), output/callsites_out.c (their records). Generated:
+ * mpiscope_ids.h, mpiscope_table.c,
  * mpiscope_next.h, mpiscope_wrappers.c (gen_wrappers.py from functions.py).
  *
  * RATIONALE: everything here is hidden (not exported from libmpiscope.so),
@@ -83,6 +86,16 @@ typedef struct {                 /* open addressing; key = world rank + 1, 0 = e
     uint64_t msgs, bytes;
 } mpiscope_peer_slot_t;
 
+/* One (function, return address) of one thread, one cache line: the call
+ * site table (tables/callsites.c, docs/runtime.md "Call sites"). */
+typedef struct {
+    uint64_t key;                /* return address | (function id + 1) << 48; 0 = empty */
+    uint32_t site;               /* the process's site index, or >= MPISCOPE_SITE_LOOK: ask the slow path */
+    uint32_t aux;                /* the slow path's (callsites.c) */
+    uint64_t calls, ticks, min, max, sent, recv;
+} mpiscope_site_t;
+#define MPISCOPE_SITE_LOOK 0xFFFFFFF0u
+
 /* Everything one thread records. Allocated (mmap, zero pages cost nothing
  * until touched) the first time a thread calls MPI; never freed.
  * RATIONALE for the order: what every call touches comes first, in the first
@@ -110,6 +123,10 @@ typedef struct mpiscope_thread {
     uint32_t ncused;
     uint32_t tl_shift;           /* timeline bin width: 2^tl_shift ticks */
     uint64_t *tl;                /* timeline: [mpiscope_tl_nbins][MPISCOPE_TL_ROWS] (timeline.c) */
+    uint32_t site_mask;          /* call sites: capacity - 1 (tables/callsites.c) */
+    mpiscope_site_t *sites;      /* [capacity], then the sites' histogram [capacity][NBUCKETS] */
+    uint32_t *shused;            /* sites' histogram indices with count > 0 */
+    uint32_t nshused;
     struct {                     /* datatype handle -> MPI_Type_size_x, direct-mapped */
         uintptr_t type;
         uint64_t size;           /* 64-bit: a derived type may hold 2 GiB or more */
@@ -120,6 +137,7 @@ typedef struct mpiscope_thread {
         uint32_t slot, gen;
     } ccache[16];
     volatile uint32_t tl_seq;    /* odd while the timeline's bins are merged (snapshots retry) */
+    struct mpiscope_sitecold *site_cold;  /* the slow path's per-thread state (callsites.c) */
 } mpiscope_thread_t;
 
 typedef struct {                 /* one call in flight (see roles.h) */
@@ -131,6 +149,7 @@ typedef struct {                 /* one call in flight (see roles.h) */
     int peer;                    /* world rank of a point-to-point destination, or -1 */
     int from;                    /* world rank a blocking receive waits for (-1 none, -2 any) */
     int cslot;                   /* per-communicator table slot, -1 none */
+    void *ret;                   /* the wrapper's return address (its call site), NULL: none */
     uint64_t sent, recv;
     uint64_t t0, t1;
 } mpiscope_call_t;
@@ -143,6 +162,7 @@ extern unsigned mpiscope_nslots;         /* region slots (MPISCOPE_MAX_REGIONS) 
 extern unsigned mpiscope_region_slot;    /* innermost open region's slot, 0 = none */
 extern mpiscope_settings_t mpiscope_settings;
 extern __thread mpiscope_thread_t *mpiscope_tls __attribute__((tls_model("initial-exec")));
+extern int mpiscope_sites_on;            /* call sites recorded (MPISCOPE_CALLSITES) */
 
 mpiscope_thread_t *mpiscope_thread_attach(void);  /* first MPI call of a thread */
 void mpiscope_lock(void);                         /* no-ops unless mpiscope_multi */
@@ -153,6 +173,7 @@ void mpiscope_unlock(void);
     c.t = mpiscope_tls ? mpiscope_tls : mpiscope_thread_attach();                  \
     c.id = (id_); c.hist = (hist_); c.sync_id = (sync_);                           \
     c.root = 1; c.inter = 0; c.nosend = 0; c.norecv = 0; c.peer = -1; c.from = -1; c.cslot = -1; \
+    c.ret = mpiscope_sites_on ? __builtin_return_address(0) : NULL;                \
     c.sent = 0; c.recv = 0
 
 void mpiscope_peer_new(mpiscope_thread_t *t, int world_peer, uint64_t bytes);  /* insert or overflow */
@@ -241,17 +262,56 @@ static inline void mpiscope_timeline_add(mpiscope_thread_t *t, unsigned row, uin
     mpiscope_timeline_slow(t, row, t0, t1, bytes);
 }
 
+/* tables/callsites.c: a key the fast path does not find as a plain site (a
+ * new site, a collision, a Fortran binding's, mpi4py's, a deeper stack).
+ * NULL: not recorded (MPISCOPE_CALLSITES=0 on this thread's table). */
+mpiscope_site_t *mpiscope_site_slow(mpiscope_call_t *c, uint64_t key);
+
+/* One call of c->id at its call site. RATIONALE: the call site is the
+ * wrapper's return address, so the common case is one multiply, one load
+ * and two compares, then the adds of the function's row; unwinding, module
+ * look-up and Python frames happen in mpiscope_site_slow, once per new
+ * (function, return address). */
+static inline __attribute__((always_inline)) void mpiscope_site_add(mpiscope_call_t *c, uint64_t dt,
+                                                                   unsigned bucket)
+{
+    mpiscope_thread_t *t = c->t;
+    uint64_t key = (uint64_t)(uintptr_t)c->ret | ((uint64_t)(c->id + 1) << 48);
+    mpiscope_site_t *s = &t->sites[(uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & t->site_mask];
+    if (__builtin_expect(s->key != key || s->site >= MPISCOPE_SITE_LOOK, 0))
+        if (!(s = mpiscope_site_slow(c, key)))
+            return;
+    s->calls++;
+    s->ticks += dt;
+    s->sent += c->sent;
+    s->recv += c->recv;
+    if (dt < s->min)
+        s->min = dt;
+    if (dt > s->max)
+        s->max = dt;
+    if (c->hist >= 0) {
+        uint32_t i = (uint32_t)(s - t->sites) * MPISCOPE_NBUCKETS + bucket;
+        mpiscope_hbin_t *h = (mpiscope_hbin_t *)(t->sites + t->site_mask + 1) + i;
+        if (h->count++ == 0) {
+            t->shused[t->nshused] = i;
+            __atomic_store_n(&t->nshused, t->nshused + 1, __ATOMIC_RELEASE);
+        }
+        h->ticks += dt;
+    }
+}
+
 /* The end of every wrapper: one call of c.id, its bytes, its size bucket,
- * its message to a peer. No allocation, no lock, no string. */
-static inline void mpiscope_record(mpiscope_call_t *c)
+ * its message to a peer, its call site. No allocation, no lock, no string. */
+static inline __attribute__((always_inline)) void mpiscope_record(mpiscope_call_t *c)
 {
     mpiscope_thread_t *t = c->t;
     uint64_t dt = c->t1 - c->t0;
+    unsigned bucket = 0;
     mpiscope_stat_add(t, c->id, dt, c->sent, c->recv);
     mpiscope_timeline_add(t, mpiscope_func_kind_ids[c->id], c->t0, c->t1, c->sent + c->recv);
     if (c->hist >= 0) {
         uint64_t size = c->sent ? c->sent : c->recv;
-        unsigned bucket = size ? 64u - (unsigned)__builtin_clzll(size) : 0u;
+        bucket = size ? 64u - (unsigned)__builtin_clzll(size) : 0u;
         if (bucket >= MPISCOPE_NBUCKETS)
             bucket = MPISCOPE_NBUCKETS - 1;
         uint32_t idx = ((uint32_t)c->hist * mpiscope_nslots + mpiscope_region_slot) * MPISCOPE_NBUCKETS + bucket;
@@ -275,6 +335,8 @@ static inline void mpiscope_record(mpiscope_call_t *c)
         cs->recv += c->recv;
         cs->ticks += dt;
     }
+    if (c->ret)
+        mpiscope_site_add(c, dt, bucket);
     if (__builtin_expect(c->t1 >= __atomic_load_n(&mpiscope_mpit_due, __ATOMIC_RELAXED), 0))
         mpiscope_mpit_sample(c->t1);
 }

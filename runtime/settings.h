@@ -55,7 +55,16 @@
       "profile so that mpiscope diagnose suggests the same launch, changed only where a fix says")  \
     X(TIMELINE_BINS, int, "256", "0..4096",                                                       \
       "time bins per rank over the run (MPI time by kind, bytes); their width doubles when the "  \
-      "run outlasts them; 0: no timeline; 1 to 15 mean 16")
+      "run outlasts them; 0: no timeline; 1 to 15 mean 16")                                      \
+    X(CALLSITES, bool, "1", "0|1",                                                                \
+      "1: record every wrapped call's call site (the user's code calling MPI: calls, time, "      \
+      "bytes and message sizes per function and site); 0: none")                                 \
+    X(CALLSITE_DEPTH, int, "1", "1..16",                                                          \
+      "frames that make a call site (as mpiP's -k): 1, the line calling MPI; more tell apart "    \
+      "the callers of a function that calls MPI, at a cost per call (docs/performance.md)")      \
+    X(MAX_CALLSITES, int, "1024", "16..65536",                                                    \
+      "distinct call sites per process; calls at more are counted in one '(no room)' site per "   \
+      "function (overflow bit 8)")
 
 #pragma GCC visibility push(hidden)
 

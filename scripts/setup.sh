@@ -29,6 +29,7 @@ if ! apt-cache show chromium >/dev/null 2>&1; then browser=chromium-browser; fi
 apt_pkgs=(
   python3 python3-venv python3-pip python3-dev   # the virtual environment, C extensions
   build-essential cmake gfortran                 # the runtime, benchmarks, mini-apps
+  binutils                                       # addr2line: call sites' file:line (symbols/)
   libopenmpi-dev openmpi-bin libmpich-dev mpich  # both MPIs, side by side
   "$browser"                                     # the HTML report's browser tests
   slurm-wlm munge                                # a one-node Slurm for the scaling tests
@@ -102,6 +103,16 @@ if [ ! -f "$suite/mpi4py-$mpi4py_version/test/main.py" ]; then
   mkdir -p "$suite"
   "${pip[@]}" download --no-binary mpi4py --no-deps "mpi4py==$mpi4py_version" -d "$suite"
   tar -xzf "$suite/mpi4py-$mpi4py_version.tar.gz" -C "$suite"
+fi
+
+# --- mpi4py built against MPICH ---------------------------------------------------
+# The venv's mpi4py uses Open MPI; tests/runtime/callsites/ also run mpi4py
+# programs on MPICH, with this build first on PYTHONPATH (the same sdist).
+mpich_mpi4py=$repo/build/mpi4py-mpich
+if command -v mpicc.mpich >/dev/null && ! ls "$mpich_mpi4py"/mpi4py/MPI.*.so >/dev/null 2>&1; then
+  say "building mpi4py $mpi4py_version against MPICH into $mpich_mpi4py"
+  MPICC=mpicc.mpich "${pip[@]}" install --no-deps --no-binary mpi4py --target "$mpich_mpi4py" \
+    "$suite/mpi4py-$mpi4py_version.tar.gz"
 fi
 
 say "done: $("$venv/bin/mpiscope" --version) in $venv"

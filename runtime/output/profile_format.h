@@ -33,7 +33,9 @@ enum mpiscope_overflow {
     MPISCOPE_OVF_REGIONS = 1u << 1,
     MPISCOPE_OVF_REQUESTS = 1u << 2,
     MPISCOPE_OVF_COMMS = 1u << 3,
-    MPISCOPE_OVF_COMM_TABLES = 1u << 4    /* more communicators than MPISCOPE_MAX_COMM_TABLES */
+    MPISCOPE_OVF_COMM_TABLES = 1u << 4,   /* more communicators than MPISCOPE_MAX_COMM_TABLES */
+    MPISCOPE_OVF_CALLSITES = 1u << 8,     /* more call sites than MPISCOPE_MAX_CALLSITES: the rest in site 0 */
+    MPISCOPE_OVF_MODULES = 1u << 9        /* call sites in more loaded objects than MPISCOPE_MODULES_MAX */
 };
 
 enum mpiscope_section_kind {
@@ -49,6 +51,8 @@ enum mpiscope_section_kind {
     MPISCOPE_SEC_COMMS = 10,   /* mpiscope_comm_t, grouped by rank (full mode) */
     MPISCOPE_SEC_ENV = 11,     /* mpiscope_env_t, nranks records in rank order (full mode) */
     MPISCOPE_SEC_MPIT = 12,    /* MPI_T variables: mpiscope_mpit_t (full), mpiscope_summary_t (summary) */
+    MPISCOPE_SEC_MODULES = 13, /* mpiscope_module_t: the objects call sites are in, rank 0 (union) */
+    MPISCOPE_SEC_CALLSITES = 14, /* mpiscope_callsite_t (full), mpiscope_summary_t (summary) */
     MPISCOPE_SEC_TIMELINE = 15 /* time bins: doubles, rank x row x bin (full); mpiscope_summary_t (summary) */
 };
 
@@ -212,6 +216,50 @@ typedef struct {                 /* 32 bytes: one variable on one rank (full mod
     double peak;                 /* a level's highest sample (sampled high-water mark); else value */
     uint64_t samples;            /* reads behind peak */
 } mpiscope_mpit_t;
+/* --- call sites (docs/runtime.md "Call sites") -----------------------------------
+ * A site is (function, frames); a frame is (module, offset): the loaded
+ * object it is in (MODULES, merged over ranks by build ID) and the return
+ * address's offset in it (the address the object was linked at, so ranks
+ * loaded at different addresses agree; a Python frame: its line). META
+ * "callsites" "sites" gives each site id its function and frames. */
+#define MPISCOPE_MODULES_MAX 256       /* loaded objects holding call sites, per process */
+#define MPISCOPE_MODULE_PATH 4096
+enum mpiscope_module_kind { MPISCOPE_MODULE_ELF = 1, MPISCOPE_MODULE_PYTHON = 2 };
+typedef struct {                 /* 4168 bytes: one object (or Python source file) with call sites */
+    uint64_t key;                /* the id frames name: FNV-1a 64 of kind and build ID (else path) */
+    uint16_t kind;               /* enum mpiscope_module_kind */
+    uint16_t build_id_len;       /* bytes of build_id (0: no GNU build ID) */
+    uint32_t path_len;
+    uint64_t file_size;          /* stat() of path when its first site was found (0: unknown) */
+    double mtime;                /* s since the epoch, idem */
+    uint8_t build_id[40];        /* NT_GNU_BUILD_ID; a Python source: FNV-1a 64 of its bytes (8) */
+    char path[MPISCOPE_MODULE_PATH];   /* NUL-padded */
+} mpiscope_module_t;
+
+#define MPISCOPE_SITE_TOTAL 0xFFu      /* bucket of a site's totals record */
+typedef struct {                 /* 64 bytes: one (function, call site) on one rank, or one size bucket of it */
+    uint32_t rank;
+    uint16_t func;               /* index into META "functions" */
+    uint8_t bucket;              /* MPISCOPE_SITE_TOTAL: the site's totals; b < 64: its calls of size bucket b */
+    uint8_t reserved;
+    uint64_t site;               /* key of META "callsites" "sites"; 0: calls no room was left for */
+    uint64_t calls;
+    uint64_t bytes_sent;         /* totals record only (0 in a bucket record) */
+    uint64_t bytes_recv;
+    double time;                 /* s, summed over calls */
+    double time_min;             /* s, fastest single call (totals record) */
+    double time_max;             /* s, slowest single call (totals record) */
+} mpiscope_callsite_t;
+/* Summary mode: mpiscope_summary_t records, func = function, region = site,
+ * metric = one of these (min/max over ranks with MINLOC/MAXLOC as for functions). */
+enum mpiscope_site_metric {
+    MPISCOPE_SM_CALLS = 0, MPISCOPE_SM_BYTES_SENT, MPISCOPE_SM_BYTES_RECV, MPISCOPE_SM_TIME,
+    MPISCOPE_SM_CALL_MIN = 4,        /* min: the fastest call on any rank, min_rank its rank */
+    MPISCOPE_SM_CALL_MAX = 5,        /* max: the slowest call on any rank, max_rank its rank */
+    MPISCOPE_SM_BUCKET_CALLS = 64,   /* + bucket: sum = calls of that size bucket over all ranks */
+    MPISCOPE_SM_BUCKET_TIME = 128    /* + bucket: sum = their time */
+};
+
 /* --- the environment (docs/runtime.md "Environment") ----------------------------
  * One record per rank, recorded at MPI_Init; the variable sets and CPU lists
  * themselves are in META "environment", each once, under a 64-bit id
@@ -281,10 +329,12 @@ typedef struct {                 /* 128 bytes */
     uint32_t ninflight, names_bytes;   /* names: per region record, u32 length + bytes; padded to 8 */
     uint32_t flags;              /* enum mpiscope_snap_flags */
     uint32_t signal;             /* the signal number that asked for it (0: timer) */
-    uint32_t tl_bins;            /* timeline bins after the names (0: none), MPISCOPE_TL rows each */
+    uint32_t tl_bins;            /* timeline bins after the call sites (0: none), MPISCOPE_TL rows each */
     uint32_t tl_rows;            /* rows of the timeline block: the function kinds, then bytes */
     double tl_width;             /* s, this rank's bin width */
-    uint8_t reserved[16];
+    uint32_t ncallsites;         /* CALLSITE records after the names, then their sites (below) */
+    uint32_t callsite_bytes;     /* all of it: records, u32 length, JSON {"callsites", "modules"}, padded to 8 */
+    uint8_t reserved[8];
 } mpiscope_snap_header_t;
 
 #endif

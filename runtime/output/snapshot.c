@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "mpiscope.h"
+#include "output/callsites_out.h"
 
 #define SNAP_MAX_INFLIGHT MPISCOPE_MAX_THREADS
 #define SNAP_TERM_GRACE_MS 5000     /* the longest SIGTERM waits for its snapshot */
@@ -172,15 +173,24 @@ static size_t snap_build(int sig)
         names += 4 + strlen(name);
     }
     names = pad8(names);
+    mpiscope_buf_t sites = {0};       /* call sites: records and their JSON (callsites_out.c) */
+    uint32_t nsites = mpiscope_sites_on ? mpiscope_sites_chunk(&f, &sites) : 0;
 
-    /* What does not fit the slot is dropped: histogram, then peers, then
-     * function records (never the header, RANK, NODE, in-flight records). */
+    /* What does not fit the slot is dropped: call sites, histogram, then
+     * peers, then function records (never the header, RANK, NODE, in-flight
+     * records). */
     size_t cap = (size_t)mpiscope_settings.SNAPSHOT_BYTES;
     uint32_t flags = 0;
     size_t fixed = sizeof(mpiscope_snap_header_t) + sizeof me + sizeof node +
                    sizeof(mpiscope_inflight_t) * ni + sizeof(mpiscope_region_t) * nr + names;
     size_t need = fixed + sizeof(mpiscope_func_t) * nf + sizeof(mpiscope_hist_t) * nh +
-                  sizeof(mpiscope_peer_t) * np;
+                  sizeof(mpiscope_peer_t) * np + sites.len;
+    if (need > cap && sites.len) {
+        flags |= MPISCOPE_SNAPF_TRUNCATED;
+        need -= sites.len;
+        sites.len = 0;
+        nsites = 0;
+    }
     if (need > cap) {
         flags |= MPISCOPE_SNAPF_TRUNCATED;
         need -= sizeof(mpiscope_hist_t) * nh;
@@ -233,6 +243,9 @@ static size_t snap_build(int sig)
 #undef PUT
     memset(p, 0, (size_t)(names_at + names - p));
     p = names_at + names;
+    if (sites.len)
+        memcpy(p, sites.data, sites.len);
+    p += sites.len;
     /* The timeline goes last, in whatever room the slot has left (it is dropped first). */
     uint32_t tl_bins = 0;
     double tl_width = 0;
@@ -266,6 +279,9 @@ static size_t snap_build(int sig)
     h.tl_bins = tl_bins;
     h.tl_rows = tl_bins ? MPISCOPE_TL_ROWS : 0;
     h.tl_width = tl_width;
+    h.ncallsites = nsites;
+    h.callsite_bytes = (uint32_t)sites.len;
+    mpiscope_buf_free(&sites);
     memcpy(snap.chunk, &h, sizeof h);
     h.checksum = snap_checksum(snap.chunk, h.chunk_bytes);
     memcpy(snap.chunk, &h, sizeof h);

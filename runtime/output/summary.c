@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "mpiscope.h"
+#include "output/callsites_out.h"
 
 typedef struct {
     double v;
@@ -106,10 +107,12 @@ void mpiscope_write_summary(mpiscope_final_t *f)
         mine[m++] = (mpiscope_entry_t){KEY_NAME | 1, io[i].a, io[i].text, io[i].len};
     m += mpiscope_env_entries(&mine[m], KEY_NAME | 2, KEY_NAME | 3);   /* CPU list, variables */
 
-    uint64_t counts[3] = {f->overflow != 0, (uint64_t)mpiscope_mpit_enabled(),
-                          (uint64_t)mpiscope_timeline_enabled()}, totals[3];
+    mpiscope_sites_out_t sites;
+    mpiscope_sites_prepare(f, &sites);
+    uint64_t counts[4] = {f->overflow != 0, (uint64_t)mpiscope_mpit_enabled(),
+                          (uint64_t)mpiscope_timeline_enabled(), (uint64_t)mpiscope_sites_on}, totals[4];
     char path[MPISCOPE_PATH_MAX] = "", job[256] = "";
-    mpiscope_counts_and_name(f, counts, totals, 3, path, sizeof path, job);
+    mpiscope_counts_and_name(f, counts, totals, 4, path, sizeof path, job);
     mpiscope_set_t all;
     mpiscope_set_union(f->comm, mine, m, 1, &all);
     keys_t fkeys = keys_of(&all, KEY_FUNC), hkeys = keys_of(&all, KEY_HIST);
@@ -180,15 +183,21 @@ void mpiscope_write_summary(mpiscope_final_t *f)
     if (totals[2])             /* collective: every rank, once any rank has a timeline */
         mpiscope_timeline_gather(f, 1, &tl);
     const uint64_t T = totals[2] ? (uint64_t)tl.nrows * tl.nb : 0;     /* TIMELINE records */
+    if (totals[3])             /* collective: every rank, once any rank records call sites */
+        mpiscope_sites_gather(f, 1, &sites);
 
     mpiscope_summary_t *sum = NULL;
     mpiscope_hist_t *hist = NULL;
     mpiscope_buf_t head = {0}, meta = {0};
     MPI_File fh = MPI_FILE_NULL;
     if (mpiscope_open_output(f, &fh, path)) {
-        const uint32_t NSEC = 3 + (totals[1] != 0) + (totals[2] != 0);   /* MPIT, TIMELINE when recorded */
+        /* MPIT, TIMELINE, CALLSITES and MODULES only when recorded */
+        const uint32_t NSEC = 3 + (totals[1] != 0) + (totals[2] != 0) + (totals[3] ? 2 : 0);
         uint64_t off_sum = 64 + 32 * (uint64_t)NSEC, off_hist = off_sum + 56 * N, off_mpit = off_hist + 32 * H;
-        uint64_t off_tl = off_mpit + 56 * M, off_meta = off_tl + 56 * T;
+        uint64_t off_tl = off_mpit + 56 * M;
+        uint64_t off_sites = off_tl + 56 * T;     /* rank 0 alone knows the sizes from here on */
+        uint64_t off_mods = off_sites + 56 * sites.nsumm;
+        uint64_t off_meta = off_mods + (uint64_t)sizeof(mpiscope_module_t) * sites.nmods;
         uint64_t nsum = 0, nhist = 0;
         if (f->rank == 0) {
             sum = calloc(N + 1, sizeof *sum);
@@ -217,10 +226,12 @@ void mpiscope_write_summary(mpiscope_final_t *f)
                 mpiscope_mpit_meta(&mpit, &meta);
             if (totals[2])
                 mpiscope_timeline_meta(&tl, &meta);
+            if (totals[3])
+                mpiscope_sites_meta(&sites, &meta);
             mpiscope_env_meta(&meta, names.e, names.n, KEY_NAME | 2, KEY_NAME | 3);
             mpiscope_header_t h;
             mpiscope_header_fill(f, &h, MPISCOPE_MODE_SUMMARY, NSEC, any_overflow, off_meta + meta.len);
-            mpiscope_section_t sec[5] = {
+            mpiscope_section_t sec[7] = {
                 {MPISCOPE_SEC_SUMMARY, 1, off_sum, 56 * N, N},
                 {MPISCOPE_SEC_HIST, 1, off_hist, 32 * H, H},
                 {MPISCOPE_SEC_META, 1, off_meta, meta.len, meta.len},
@@ -230,19 +241,28 @@ void mpiscope_write_summary(mpiscope_final_t *f)
                 sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_MPIT, 1, off_mpit, 56 * M, M};
             if (totals[2])
                 sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_TIMELINE, 1, off_tl, 56 * T, T};
+            if (totals[3]) {
+                sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_CALLSITES, 1, off_sites, 56 * sites.nsumm,
+                                                sites.nsumm};
+                sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_MODULES, 1, off_mods,
+                                                sizeof(mpiscope_module_t) * (uint64_t)sites.nmods, sites.nmods};
+            }
             mpiscope_buf_put(&head, &h, sizeof h);
             mpiscope_buf_put(&head, sec, sizeof sec[0] * NSEC);
         }
-        uint64_t off[6] = {0, off_sum, off_hist, off_mpit, off_tl, off_meta};
-        uint64_t len[6] = {head.len, 56 * nsum, 32 * nhist, 56ull * (f->rank == 0 ? mpit.nsum : 0),
-                           56ull * (f->rank == 0 ? tl.nsum : 0), meta.len};
-        const void *ptr[6] = {head.data, sum, hist, mpit.sum, tl.sum, meta.data};
-        mpiscope_finish_file(f, &fh, path, off, len, ptr, 6);
+        int r0 = f->rank == 0;
+        uint64_t off[8] = {0, off_sum, off_hist, off_mpit, off_tl, off_sites, off_mods, off_meta};
+        uint64_t len[8] = {head.len, 56 * nsum, 32 * nhist, 56ull * (r0 ? mpit.nsum : 0),
+                           56ull * (r0 ? tl.nsum : 0), 56 * (r0 ? sites.nsumm : 0),
+                           r0 ? (uint64_t)sizeof(mpiscope_module_t) * sites.nmods : 0, meta.len};
+        const void *ptr[8] = {head.data, sum, hist, mpit.sum, tl.sum, sites.summ, sites.mods, meta.data};
+        mpiscope_finish_file(f, &fh, path, off, len, ptr, 8);
     }
     mpiscope_buf_free(&head);
     mpiscope_buf_free(&meta);
     mpiscope_mpit_out_free(&mpit);
     mpiscope_timeline_out_free(&tl);
+    mpiscope_sites_out_free(&sites);
     free(sum);
     free(hist);
     free(sum_in);

@@ -19,7 +19,7 @@ FLAG_OVERFLOW = 1 << 1
 FLAG_SYNC = 1 << 2
 
 OVERFLOW_BITS = {1 << 0: "peers", 1 << 1: "regions", 1 << 2: "requests", 1 << 3: "comms",
-                 1 << 4: "per-communicator"}
+                 1 << 4: "per-communicator", 1 << 8: "call sites", 1 << 9: "call-site modules"}
 
 SEC_META = 1
 SEC_RANKS = 2
@@ -33,6 +33,8 @@ SEC_INFLIGHT = 9
 SEC_COMMS = 10
 SEC_ENV = 11
 SEC_MPIT = 12
+SEC_MODULES = 13
+SEC_CALLSITES = 14
 SEC_TIMELINE = 15
 
 ALL_RANKS = 0xFFFFFFFF
@@ -112,6 +114,27 @@ MPIT = np.dtype([
     ("value", "<f8"), ("peak", "<f8"), ("samples", "<u8"),
 ])
 
+# Call sites (docs/profile-format.md "CALLSITES", "MODULES"): a site is a function and its
+# frames, each (module, offset); META "callsites" "sites" names them, MODULES the objects.
+MODULE_ELF = 1
+MODULE_PYTHON = 2
+MODULE_PATH = 4096
+MODULE = np.dtype([
+    ("key", "<u8"), ("kind", "<u2"), ("build_id_len", "<u2"), ("path_len", "<u4"),
+    ("file_size", "<u8"), ("mtime", "<f8"), ("build_id", "u1", (40,)), ("path", f"S{MODULE_PATH}"),
+])
+SITE_TOTAL = 0xFF  # bucket of a site's totals record; b < 64: its calls of size bucket b
+SITE_LOST = 0  # the site id of calls no room was left for (MPISCOPE_MAX_CALLSITES)
+CALLSITE = np.dtype([
+    ("rank", "<u4"), ("func", "<u2"), ("bucket", "u1"), ("reserved", "u1"), ("site", "<u8"),
+    ("calls", "<u8"), ("bytes_sent", "<u8"), ("bytes_recv", "<u8"),
+    ("time", "<f8"), ("time_min", "<f8"), ("time_max", "<f8"),
+])
+# Summary mode: CALLSITES holds SUMMARY records, func = function, region = site, metric:
+SITE_METRICS = FUNC_METRICS + ["call_time_min", "call_time_max"]  # 0..5
+SITE_BUCKET_CALLS = 64  # + bucket: sum = the calls of that size bucket over all ranks
+SITE_BUCKET_TIME = 128  # + bucket: sum = their time
+
 # The environment of each rank (record r is rank r): META "environment" holds the CPU lists
 # ("cpus") and variable sets ("variables") under the 16-hex-digit ids these records name.
 ENV_UNBOUND = 1 << 0
@@ -152,7 +175,7 @@ SNAP_HEADER = np.dtype([
     ("nfuncs", "<u4"), ("nhist", "<u4"), ("npeers", "<u4"), ("nregions", "<u4"),
     ("ninflight", "<u4"), ("names_bytes", "<u4"), ("flags", "<u4"), ("signal", "<u4"),
     ("tl_bins", "<u4"), ("tl_rows", "<u4"), ("tl_width", "<f8"),
-    ("reserved", "V16"),
+    ("ncallsites", "<u4"), ("callsite_bytes", "<u4"), ("reserved", "V8"),
 ])
 
 # The timeline (docs/profile-format.md "TIMELINE"): META "timeline" names the rows and
@@ -168,6 +191,8 @@ SECTION_DTYPES = {
     SEC_REGIONS: REGION, SEC_NODES: NODE, SEC_SUMMARY: SUMMARY, SEC_INFLIGHT: INFLIGHT, SEC_COMMS: COMM,
     SEC_MPIT: MPIT,
     SEC_ENV: ENV,
+    SEC_MODULES: MODULE,
+    SEC_CALLSITES: CALLSITE,
     SEC_TIMELINE: TIMELINE,
 }
 
@@ -179,8 +204,8 @@ SECTION_VERSIONS = {SEC_ENV: {1: ENV_V1, ENV_VERSION: ENV}}
 
 def section_dtype(kind: int, mode: str) -> np.dtype:
     """The record dtype of a section kind in a profile of mode "full" or "summary"
-    (MPIT and TIMELINE hold SUMMARY records in summary mode)."""
-    if kind in (SEC_MPIT, SEC_TIMELINE) and mode == "summary":
+    (MPIT, TIMELINE and CALLSITES hold SUMMARY records in summary mode)."""
+    if kind in (SEC_MPIT, SEC_TIMELINE, SEC_CALLSITES) and mode == "summary":
         return SUMMARY
     return SECTION_DTYPES[kind]
 
@@ -191,6 +216,7 @@ assert REGION.itemsize == 40 and NODE.itemsize == 72 and SUMMARY.itemsize == 56
 assert INFLIGHT.itemsize == 32 and SNAP_HEADER.itemsize == 128 and COMM.itemsize == 48
 assert MPIT.itemsize == 32
 assert ENV_V1.itemsize == 80 and ENV.itemsize == 96
+assert MODULE.itemsize == 4168 and CALLSITE.itemsize == 64
 
 
 def fnv1a64(name: str) -> int:
@@ -199,6 +225,14 @@ def fnv1a64(name: str) -> int:
     for b in name.encode():
         h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     return h or 1
+
+
+def fnv1a64_bytes(data: bytes) -> int:
+    """FNV-1a 64-bit of data, 0 included (the runtime's hash of a Python source file)."""
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
 
 
 def size_bucket(nbytes: int) -> int:

@@ -41,6 +41,13 @@ class Profile:
             one per (rank, variable), in full mode; fmt.SUMMARY records
             (func = variable, metric = fmt.MPIT_METRICS index) in summary
             mode. ``mpit_variables`` describes each variable.
+        callsites: call sites (MPISCOPE_CALLSITES, on by default): fmt.CALLSITE
+            records, one per (rank, function, site) with bucket fmt.SITE_TOTAL and one
+            per size bucket used, in full mode; fmt.SUMMARY records (func = function,
+            region = site, metric = fmt.SITE_METRICS index or fmt.SITE_BUCKET_*)
+            in summary mode. ``callsite_defs`` gives each site its frames.
+        modules: fmt.MODULE records: the objects (and Python source files) the
+            sites' frames are in, each once; frames name them by ``key``.
         inflight: fmt.INFLIGHT records: the call each thread of each rank sat
             in at a snapshot (partial profiles only; META "snapshot" says
             when and which ranks answered).
@@ -66,6 +73,8 @@ class Profile:
     env: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.ENV))
     mpit: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.MPIT))
     timeline: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.TIMELINE))
+    modules: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.MODULE))
+    callsites: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.CALLSITE))
 
     @property
     def functions(self) -> list[str]:
@@ -106,6 +115,29 @@ class Profile:
             return Timeline(values=None, stats=stats, **common)
         return Timeline(values=self.timeline.reshape(self.nranks, len(rows), nb), stats=None,
                         **common)
+
+    @property
+    def callsite_defs(self) -> dict[int, tuple[int, list[tuple[int, int]]]]:
+        """META "callsites" "sites": site id -> (function index, [(module key, offset), ...]),
+        innermost frame first; malformed entries are left out (their records then show
+        an unknown site)."""
+        cs = self.meta.get("callsites")
+        sites = cs.get("sites") if isinstance(cs, dict) else None
+        out = {}
+        for key, d in (sites.items() if isinstance(sites, dict) else ()):
+            try:
+                frames = [(int(m, 16), int(o)) for m, o in d["frames"]]
+                out[int(key, 16)] = (int(d["function"]), frames)
+            except (TypeError, ValueError, KeyError, AttributeError):
+                continue  # the file is input: a malformed site names nothing
+        return out
+
+    @property
+    def callsite_depth(self) -> int | None:
+        """MPISCOPE_CALLSITE_DEPTH of the run; None if it recorded no call sites."""
+        cs = self.meta.get("callsites")
+        depth = cs.get("depth") if isinstance(cs, dict) else None
+        return depth if isinstance(depth, int) else None
 
     @property
     def region_names(self) -> dict[int, str]:

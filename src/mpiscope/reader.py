@@ -26,7 +26,8 @@ _SECTION_NAMES = {fmt.SEC_META: "META", fmt.SEC_RANKS: "RANKS", fmt.SEC_FUNCS: "
                   fmt.SEC_HIST: "HIST", fmt.SEC_PEERS: "PEERS", fmt.SEC_REGIONS: "REGIONS",
                   fmt.SEC_NODES: "NODES", fmt.SEC_SUMMARY: "SUMMARY", fmt.SEC_INFLIGHT: "INFLIGHT",
                   fmt.SEC_COMMS: "COMMS", fmt.SEC_ENV: "ENV", fmt.SEC_MPIT: "MPIT",
-                  fmt.SEC_TIMELINE: "TIMELINE"}
+                  fmt.SEC_TIMELINE: "TIMELINE", fmt.SEC_MODULES: "MODULES",
+                  fmt.SEC_CALLSITES: "CALLSITES"}
 
 _MODES = {fmt.MODE_FULL: "full", fmt.MODE_SUMMARY: "summary"}
 
@@ -37,7 +38,7 @@ _REQUIRED = {"full": (fmt.SEC_META, fmt.SEC_RANKS), "summary": (fmt.SEC_META, fm
 MAX_RANKS = 2**31 - 1
 
 # Per-rank sections whose `rank` field must be < nranks.
-_RANKED = ("funcs", "hist", "peers", "regions", "inflight", "comms", "env")
+_RANKED = ("funcs", "hist", "peers", "regions", "inflight", "comms", "env", "callsites")
 
 
 def read(path: str | os.PathLike) -> Profile:
@@ -185,7 +186,8 @@ def _parse(name: str, buf) -> Profile:
                    nodes=section(fmt.SEC_NODES), summary=section(fmt.SEC_SUMMARY),
                    inflight=section(fmt.SEC_INFLIGHT), comms=section(fmt.SEC_COMMS),
                    env=section(fmt.SEC_ENV), mpit=section(fmt.SEC_MPIT),
-                   timeline=section(fmt.SEC_TIMELINE))
+                   timeline=section(fmt.SEC_TIMELINE), modules=section(fmt.SEC_MODULES),
+                   callsites=section(fmt.SEC_CALLSITES))
     _check_indices(prof, corrupt)
     _check_finite(prof, corrupt)
     return prof
@@ -226,7 +228,7 @@ def _check_indices(prof: Profile, corrupt) -> None:
                 bad = int(np.argmax(end > len(getattr(prof, sec))))
                 raise corrupt(f"rank {bad}'s {sec.upper()} records end at {int(end[bad])}, "
                               f"past the {len(getattr(prof, sec))} in the section")
-    for sec in ("funcs", "hist", "comms"):
+    for sec in ("funcs", "hist", "comms", "callsites"):
         arr = getattr(prof, sec)
         if len(arr) and int(arr["func"].max()) >= nfunc:
             raise corrupt(f"{sec.upper()} names function {int(arr['func'].max())}, "
@@ -252,7 +254,7 @@ def _check_finite(prof: Profile, corrupt) -> None:
     MPI_T values are the MPI library's own doubles, shown as they come.
     """
     for sec in ("ranks", "funcs", "hist", "regions", "summary", "inflight", "comms", "env",
-                "timeline"):
+                "timeline", "callsites"):
         arr = getattr(prof, sec)
         if not len(arr):
             continue

@@ -140,7 +140,8 @@ def write_profile(path: str | os.PathLike, *, nranks: int, meta: dict | None = N
                   funcs: np.ndarray | None = None, hist: np.ndarray | None = None,
                   peers: np.ndarray | None = None, regions: np.ndarray | None = None,
                   nodes: np.ndarray | None = None, summary: np.ndarray | None = None,
-                  env: np.ndarray | None = None, timeline: np.ndarray | None = None) -> Path:
+                  env: np.ndarray | None = None, timeline: np.ndarray | None = None,
+                  callsites: np.ndarray | None = None, modules: np.ndarray | None = None) -> Path:
     """Write a format-v1 profile as the runtime would, and return its path.
 
     Full mode: ``ranks`` defaults to nranks zeroed records (rank field filled);
@@ -148,6 +149,9 @@ def write_profile(path: str | os.PathLike, *, nranks: int, meta: dict | None = N
     ``timeline``: the TIMELINE section (float64 [nranks, rows, bins] in full mode, SUMMARY
     records in summary mode; see :func:`timeline_meta` and :func:`summarize_timeline`),
     with META "timeline" describing it.
+    ``callsites`` (fmt.CALLSITE records in full mode, fmt.SUMMARY records in
+    summary mode) and ``modules`` (fmt.MODULE) add CALLSITES and MODULES; META
+    "callsites" must then name the sites (:func:`callsites_meta`).
     """
     if meta is None:
         meta = default_meta(functions or [], function_kinds, region_names)
@@ -167,6 +171,9 @@ def write_profile(path: str | os.PathLike, *, nranks: int, meta: dict | None = N
             sections[fmt.SEC_ENV] = env
         if timeline is not None:
             sections[fmt.SEC_TIMELINE] = np.ascontiguousarray(timeline, fmt.TIMELINE).ravel()
+        if callsites is not None and len(callsites) > 1 and \
+                np.any(callsites["rank"][1:] < callsites["rank"][:-1]):
+            callsites = callsites[np.argsort(callsites["rank"], kind="stable")]
         mode_id = fmt.MODE_FULL
     elif mode == "summary":
         sections[fmt.SEC_HIST] = hist if hist is not None else np.zeros(0, fmt.HIST)
@@ -176,6 +183,9 @@ def write_profile(path: str | os.PathLike, *, nranks: int, meta: dict | None = N
         mode_id = fmt.MODE_SUMMARY
     else:
         raise ValueError(f"mode must be 'full' or 'summary', not {mode!r}")
+    if callsites is not None:
+        sections[fmt.SEC_CALLSITES] = callsites
+        sections[fmt.SEC_MODULES] = modules if modules is not None else np.zeros(0, fmt.MODULE)
     path = Path(path)
     with open(path, "wb") as f:
         write_sections(f, sections, nranks=nranks, mode=mode_id, flags=flags,
@@ -273,6 +283,61 @@ def summarize_timeline(values: np.ndarray, rows: list[str]) -> np.ndarray:
     return out
 
 
+def module_records(rows: list[dict]) -> np.ndarray:
+    """fmt.MODULE records from dicts with key, path, kind (default ELF), build_id (bytes),
+    file_size and mtime (default 0)."""
+    out = np.zeros(len(rows), fmt.MODULE)
+    for i, r in enumerate(rows):
+        path = r["path"].encode() if isinstance(r["path"], str) else r["path"]
+        path = path[:fmt.MODULE_PATH - 1]
+        bid = r.get("build_id", b"")[:40]
+        out[i]["file_size"], out[i]["mtime"] = r.get("file_size", 0), r.get("mtime", 0.0)
+        out[i]["key"], out[i]["kind"] = r["key"], r.get("kind", fmt.MODULE_ELF)
+        out[i]["path"], out[i]["path_len"] = path, len(path)
+        out[i]["build_id_len"] = len(bid)
+        out[i]["build_id"][:len(bid)] = np.frombuffer(bid, np.uint8)
+    return out
+
+
+def callsites_meta(sites: dict[int, tuple[int, list[tuple[int, int]]]], depth: int = 1) -> dict:
+    """META "callsites" for site id -> (function index, [(module key, offset), ...])."""
+    return {"depth": depth, "max_callsites": 1024,
+            "sites": {f"{sid:016x}": {"function": f, "frames": [[f"{m:016x}", o] for m, o in fr]}
+                      for sid, (f, fr) in sites.items()}}
+
+
+def summarize_callsites(callsites: np.ndarray, nranks: int) -> np.ndarray:
+    """What the runtime's summary mode writes in CALLSITES for these full-mode records:
+    per (site, function) the four function metrics (sum, min/max over all ranks with
+    MINLOC/MAXLOC ties to the lowest rank, non-zero ranks), the fastest and slowest call
+    with their ranks, and per (site, bucket) the calls and time summed."""
+    tot = callsites[callsites["bucket"] == fmt.SITE_TOTAL]
+    rows = []
+    keys = np.unique(np.stack([tot["site"], tot["func"].astype(np.uint64)], axis=1), axis=0) \
+        if len(tot) else np.zeros((0, 2), np.uint64)
+    for site, f in keys.tolist():
+        sel = tot[(tot["site"] == site) & (tot["func"] == f)]
+        for m, name in enumerate(fmt.FUNC_METRICS):
+            vals = np.bincount(sel["rank"], weights=sel[name].astype(np.float64), minlength=nranks)
+            rows.append(_summary_record(f, m, site, vals))
+        i = int(np.argmin(sel["time_min"]))
+        rows.append((f, 4, 0, site, float(sel["time_min"][i]), 0.0, 0.0, int(sel["rank"][i]), 0, 0))
+        i = int(np.argmax(sel["time_max"]))
+        rows.append((f, 5, 0, site, 0.0, float(sel["time_max"][i]), 0.0, 0, int(sel["rank"][i]), 0))
+    buckets = callsites[callsites["bucket"] != fmt.SITE_TOTAL]
+    if len(buckets):
+        bkeys, inv = np.unique(np.stack([buckets["site"], buckets["func"].astype(np.uint64),
+                                         buckets["bucket"].astype(np.uint64)], axis=1),
+                               axis=0, return_inverse=True)
+        inv = inv.ravel()
+        count = np.bincount(inv, weights=buckets["calls"].astype(np.float64))
+        time = np.bincount(inv, weights=buckets["time"])
+        for (site, f, b), n, t in zip(bkeys.tolist(), count, time):
+            rows.append((f, fmt.SITE_BUCKET_CALLS + b, 0, site, 0.0, 0.0, float(n), 0, 0, 0))
+            rows.append((f, fmt.SITE_BUCKET_TIME + b, 0, site, 0.0, 0.0, float(t), 0, 0, 0))
+    return np.array(rows, dtype=fmt.SUMMARY) if rows else np.zeros(0, fmt.SUMMARY)
+
+
 class _EnvOnly:
     """Just enough of a Profile for report.environment.env_values."""
 
@@ -294,7 +359,8 @@ def _grid(nranks: int) -> tuple[int, int]:
 
 
 def synthetic(nranks: int, *, ppn: int = 64, steps: int = 100, halo_bytes: int = 8192,
-              hot_rank: int | None = None, seed: int = 1, with_env: bool = False) -> dict:
+              hot_rank: int | None = None, seed: int = 1, with_env: bool = False,
+              with_sites: bool = False) -> dict:
     """Arrays of a realistic full-mode profile: a 2-D 5-point stencil on nranks ranks.
 
     Each step: Irecv + Isend to the up-to-4 grid neighbours and a Waitall (in
@@ -305,6 +371,12 @@ def synthetic(nranks: int, *, ppn: int = 64, steps: int = 100, halo_bytes: int =
 
     ``with_env``: also ENV records (each rank bound to core rank % ppn of its node, one
     thread, one variable set) and META "environment".
+
+    ``with_sites``: also call sites (key "sites": per site its function, size bucket and
+    per-rank calls, bytes and time, see :func:`site_records`), MODULES (one executable,
+    not on disk) and META "callsites": Isend and Irecv each from an x and a y line,
+    Allreduce from a dot product (90 % of its time) and a norm, one line for each other
+    function.
 
     Returns:
         dict with keys nranks, ranks, funcs, hist, peers, regions, nodes, meta (and env).
@@ -411,6 +483,10 @@ def synthetic(nranks: int, *, ppn: int = 64, steps: int = 100, halo_bytes: int =
         meta["environment"] = {"cpus": {f"{int(i):016x}": str(c) for c, i in enumerate(cpu_ids)},
                                "variables": {f"{fmt.fnv1a64(vtext):016x}": variables}}
         out["env"] = env
+    if with_sites:
+        out.update(_synthetic_sites(n, steps, halo_bytes, valid, per_func))
+        meta["callsites"] = callsites_meta(
+            {sid: (f, [(SYNTHETIC_EXE_KEY, off)]) for sid, f, off, *_ in out["sites"]})
     return out
 
 
@@ -464,19 +540,98 @@ def synthetic_timeline(s: dict, bins: int = 256, mode: str = "full") -> tuple[np
     return recs, meta
 
 
+SYNTHETIC_EXE_KEY = 0x5F5F73796E746831  # the synthetic program's module key
+
+
+def _synthetic_sites(n: int, steps: int, halo_bytes: int, valid: np.ndarray,
+                     per_func: list) -> dict:
+    """Per-site per-rank arrays splitting the synthetic stencil's function rows by line."""
+    nx, ny = valid[:, :2].sum(axis=1), valid[:, 2:].sum(axis=1)
+    frac_x = np.where(nx + ny > 0, nx / np.maximum(nx + ny, 1), 0.0)
+    hb = fmt.size_bucket(halo_bytes)
+    sites = []  # (site id, func, offset, bucket or None, calls, sent, recv, time)
+
+    def add(func: int, offset: int, share, bucket):
+        _, _, calls, sent, recv, t = per_func[func]
+        calls = np.broadcast_to(np.asarray(calls), (n,))
+        c = np.rint(calls * share).astype(np.uint64)
+        sid = fmt.fnv1a64(f"site:{func}:{offset}")
+        sites.append((sid, func, offset, bucket, c, np.asarray(sent * share, np.float64),
+                      np.asarray(recv * share, np.float64), t * share))
+
+    add(0, 0x1A40, frac_x, hb)
+    add(0, 0x1A88, 1 - frac_x, hb)
+    add(1, 0x1B10, frac_x, hb)
+    add(1, 0x1B58, 1 - frac_x, hb)
+    add(2, 0x1C04, np.ones(n), None)
+    add(3, 0x1D30, np.full(n, 0.5), fmt.size_bucket(8))
+    add(3, 0x1E70, np.full(n, 0.5), fmt.size_bucket(8))
+    sites[-2] = sites[-2][:7] + (per_func[3][5] * 0.9,)    # the dot product holds the wait
+    sites[-1] = sites[-1][:7] + (per_func[3][5] * 0.1,)
+    add(4, 0x2010, np.ones(n), fmt.size_bucket(4096))
+    add(5, 0x20A4, np.ones(n), None)
+    modules = module_records([{"key": SYNTHETIC_EXE_KEY, "path": "/synthetic/stencil2d",
+                               "build_id": bytes(range(20))}])
+    return {"sites": sites, "modules": modules}
+
+
+def site_records(n: int, sites: list) -> np.ndarray:
+    """fmt.CALLSITE records (full mode, grouped by rank) of :func:`synthetic`'s sites."""
+    parts = []
+    for sid, f, _, bucket, calls, sent, recv, t in sites:
+        for b in ([fmt.SITE_TOTAL] if bucket is None else [fmt.SITE_TOTAL, bucket]):
+            r = np.flatnonzero(calls > 0)
+            rec = np.zeros(len(r), fmt.CALLSITE)
+            rec["rank"], rec["func"], rec["bucket"], rec["site"] = r, f, b, sid
+            rec["calls"], rec["time"] = calls[r], t[r]
+            if b == fmt.SITE_TOTAL:
+                rec["bytes_sent"], rec["bytes_recv"] = sent[r], recv[r]
+                rec["time_min"] = t[r] / calls[r] * 0.5
+                rec["time_max"] = t[r] / calls[r] * 4.0
+            parts.append(rec)
+    out = np.concatenate(parts) if parts else np.zeros(0, fmt.CALLSITE)
+    return out[np.argsort(out["rank"], kind="stable")]
+
+
+def site_summary(n: int, sites: list) -> np.ndarray:
+    """The summary-mode CALLSITES records of :func:`synthetic`'s sites, straight from its
+    per-rank arrays (as :func:`summarize_callsites` of :func:`site_records`, without
+    building them)."""
+    rows = []
+    for sid, f, _, bucket, calls, sent, recv, t in sites:
+        for m, vals in enumerate((calls.astype(np.float64), sent, recv, t)):
+            rows.append(_summary_record(f, m, sid, np.asarray(vals, np.float64)))
+        has = calls > 0
+        per = np.where(has, t / np.maximum(calls, 1), 0.0)
+        lo = np.where(has, per * 0.5, np.inf)
+        i = int(np.argmin(lo))
+        rows.append((f, 4, 0, sid, float(lo[i]), 0.0, 0.0, i, 0, 0))
+        i = int(np.argmax(per * 4.0))
+        rows.append((f, 5, 0, sid, 0.0, float(per[i] * 4.0), 0.0, 0, i, 0))
+        if bucket is not None:
+            rows.append((f, fmt.SITE_BUCKET_CALLS + bucket, 0, sid, 0.0, 0.0, float(calls.sum()),
+                         0, 0, 0))
+            rows.append((f, fmt.SITE_BUCKET_TIME + bucket, 0, sid, 0.0, 0.0, float(t.sum()),
+                         0, 0, 0))
+    return np.array(rows, dtype=fmt.SUMMARY)
+
+
 def write_synthetic(path: str | os.PathLike, nranks: int, mode: str = "full",
                     timeline_bins: int = 0, **kwargs) -> Path:
     """Write :func:`synthetic` as a full- or summary-mode profile file (with
     ``timeline_bins``: and a :func:`synthetic_timeline` of that many bins)."""
     s = synthetic(nranks, **kwargs)
+    sites = s.get("sites")
     timeline = None
     if timeline_bins:
         timeline, s["meta"]["timeline"] = synthetic_timeline(s, timeline_bins, mode)
     if mode == "summary":
         summary, hsum = summarize(s["ranks"], s["funcs"], s["hist"], s.get("env"))
         return write_profile(path, nranks=nranks, meta=s["meta"], mode="summary",
-                             hist=hsum, summary=summary, timeline=timeline)
+                             hist=hsum, summary=summary, timeline=timeline, modules=s.get("modules"),
+                             callsites=None if sites is None else site_summary(nranks, sites))
     return write_profile(path, nranks=nranks, meta=s["meta"], ranks=s["ranks"],
                          funcs=s["funcs"], hist=s["hist"], peers=s["peers"],
                          regions=s["regions"], nodes=s["nodes"], env=s.get("env"),
-                         timeline=timeline)
+                         timeline=timeline, modules=s.get("modules"),
+                         callsites=None if sites is None else site_records(nranks, sites))

@@ -22,7 +22,7 @@ import numpy as np
 from .. import format as fmt
 from ..errors import UserError
 from ..profile import Profile
-from ..testing import index_ranks
+from ..testing import index_ranks, module_records
 
 _RECORDS = (("nfuncs", fmt.FUNC), ("nhist", fmt.HIST), ("npeers", fmt.PEER),
             ("nregions", fmt.REGION), ("ninflight", fmt.INFLIGHT))
@@ -68,14 +68,37 @@ def _chunk(data: bytes, nranks: int):
         length = int.from_bytes(data[off:off + 4], "little")
         names[int(rid)] = data[off + 4:off + 4 + length].decode("utf-8", "replace")
         off += 4 + length
+    sites = _sites(data, names_end, int(h["ncallsites"]), int(h["callsite_bytes"]), n)
+    if sites is None:
+        return None
+    tl_at = names_end + int(h["callsite_bytes"])   # the timeline goes last (snapshot.c)
     bins, rows = int(h["tl_bins"]), int(h["tl_rows"])
     tl = None
     if bins and rows:
-        if names_end + 8 * bins * rows > n or not float(h["tl_width"]) > 0:
+        if tl_at + 8 * bins * rows > n or not float(h["tl_width"]) > 0:
             return None
-        tl = np.frombuffer(data, np.float64, count=bins * rows, offset=names_end).reshape(rows, bins)
+        tl = np.frombuffer(data, np.float64, count=bins * rows, offset=tl_at).reshape(rows, bins)
     recs["timeline"] = tl
-    return h, rank, node, recs, names
+    return h, rank, node, recs, names, sites
+
+
+def _sites(data: bytes, off: int, count: int, nbytes: int, end: int):
+    """The call sites after a chunk's names: (CALLSITE records, their JSON), or None if
+    they do not fit the chunk."""
+    if nbytes == 0:
+        return np.zeros(0, fmt.CALLSITE), {}
+    rec_end = off + count * fmt.CALLSITE.itemsize
+    if off + nbytes > end or rec_end + 4 > off + nbytes:
+        return None
+    recs = np.frombuffer(data, fmt.CALLSITE, count=count, offset=off)
+    length = int.from_bytes(data[rec_end:rec_end + 4], "little")
+    if rec_end + 4 + length > off + nbytes:
+        return None
+    try:
+        doc = json.loads(data[rec_end + 4:rec_end + 4 + length].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return recs, doc if isinstance(doc, dict) else {}
 
 
 def _slots(path: Path, slot: int):
@@ -135,13 +158,23 @@ def _assemble(name: str, meta: dict, nranks: int, best: dict[int, tuple]) -> Pro
     parts: dict[str, list] = {field: [] for field, _ in _RECORDS}
     nodes: dict[int, np.ndarray] = {}
     names: dict[int, str] = {}
+    site_parts, site_defs, modules, site_meta = [], {}, {}, None
     for r in answered:
-        h, rank, node, recs, rnames = best[r]
+        h, rank, node, recs, rnames, (srecs, sdoc) = best[r]
         ranks[r] = rank[0]
         nodes.setdefault(int(node[0]["node"]), node)
         for field, _ in _RECORDS:
             parts[field].append(recs[field])
         names.update(rnames)
+        site_parts.append(srecs)
+        cs = sdoc.get("callsites")
+        if isinstance(cs, dict):
+            site_meta = site_meta or {k: v for k, v in cs.items() if k != "sites"}
+            if isinstance(cs.get("sites"), dict):
+                site_defs.update(cs["sites"])
+        for m in sdoc.get("modules") or ():
+            if isinstance(m, dict) and isinstance(m.get("key"), str):
+                modules.setdefault(m["key"], m)
     cat = {field: (np.concatenate(parts[field]) if parts[field] else np.zeros(0, dtype))
            for field, dtype in _RECORDS}
     grouped = index_ranks(ranks, {fmt.SEC_FUNCS: cat["nfuncs"], fmt.SEC_HIST: cat["nhist"],
@@ -153,6 +186,9 @@ def _assemble(name: str, meta: dict, nranks: int, best: dict[int, tuple]) -> Pro
     missing = sorted(set(range(nranks)) - set(answered))
     meta = dict(meta)
     meta["regions"] = {f"{rid:016x}": n for rid, n in names.items()}
+    callsites = np.concatenate(site_parts) if site_parts else np.zeros(0, fmt.CALLSITE)
+    if site_meta is not None:
+        meta["callsites"] = {**site_meta, "sites": site_defs}
     meta["snapshot"] = {
         "spool": name, "time": max(times), "time_first": min(times), "reasons": reasons,
         "answered": len(answered), "nranks": nranks,
@@ -174,7 +210,8 @@ def _assemble(name: str, meta: dict, nranks: int, best: dict[int, tuple]) -> Pro
                    ranks=ranks, funcs=grouped[fmt.SEC_FUNCS], hist=grouped[fmt.SEC_HIST],
                    peers=grouped[fmt.SEC_PEERS], regions=grouped[fmt.SEC_REGIONS],
                    nodes=np.concatenate(list(nodes.values())) if nodes else np.zeros(0, fmt.NODE),
-                   inflight=inflight, timeline=timeline)
+                   inflight=inflight, timeline=timeline, callsites=callsites,
+                   modules=_modules(modules.values()))
 
 
 def _timeline(meta: dict, nranks: int, best: dict[int, tuple], wall: np.ndarray) -> np.ndarray:
@@ -228,3 +265,17 @@ def regrid(src: np.ndarray, w: float, nb: int, width: float) -> np.ndarray:
         np.add.at(out[k], j, src[k] * split)
         np.add.at(out[k], np.minimum(j + 1, nb - 1), src[k] * (1.0 - split))
     return out
+
+
+def _modules(docs) -> np.ndarray:
+    """MODULE records from a snapshot's JSON modules (malformed ones left out)."""
+    rows = []
+    for m in docs:
+        try:
+            rows.append({"key": int(m["key"], 16), "path": str(m["path"]), "kind": int(m["kind"]),
+                         "build_id": bytes.fromhex(str(m.get("build_id", ""))[:80]),
+                         "file_size": int(m.get("file_size", 0)),
+                         "mtime": float(m.get("mtime", 0.0))})
+        except (KeyError, TypeError, ValueError):
+            continue
+    return module_records(rows)

@@ -40,6 +40,8 @@ def merge(spool: str, out: str | None = None) -> Path:
                 fmt.SEC_INFLIGHT: prof.inflight}
     if len(prof.timeline):
         sections[fmt.SEC_TIMELINE] = prof.timeline
+    if "callsites" in prof.meta:
+        sections.update({fmt.SEC_CALLSITES: prof.callsites, fmt.SEC_MODULES: prof.modules})
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as f:
