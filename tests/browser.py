@@ -34,13 +34,17 @@ class Loaded:
         self.page.context.close()
 
     def plots(self) -> list[dict]:
-        """Per plotly figure: id, number of drawn marks (bars, points, heat-map image) and
+        """Per plotly figure: id, number of drawn marks (bars, points, lines, heat-map image) and
         whether its SVG has any drawn element."""
         return self.page.evaluate("""() => Array.from(document.querySelectorAll('div.plot')).map(d => ({
             id: d.id,
+            section: (d.closest('section') || {}).id || null,
             drawn: d.classList.contains('js-plotly-plot'),
             bars: d.querySelectorAll('g.trace.bars path').length,
             points: d.querySelectorAll('g.trace.scatter path.point').length,
+            // line and stacked-area traces: a path whose outline has more than one vertex
+            lines: Array.from(d.querySelectorAll('g.trace.scatter path.js-line, g.trace.scatter path.js-fill'))
+                .filter(l => (l.getAttribute('d') || '').split(/[LHV]/).length > 2).length,
             heat: d.querySelectorAll('g.hm image').length,
             x: d.getBoundingClientRect().left + window.scrollX,
             y: d.getBoundingClientRect().top + window.scrollY,

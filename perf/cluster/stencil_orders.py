@@ -1,4 +1,4 @@
-"""The seeds' rank-order result, measured across nodes: the stencil mini-app on the
+"""The case studies' rank-order result, measured across nodes: the stencil mini-app on the
 virtual cluster's 4 nodes under SMP and round-robin placement, against grid_order-style
 2x2 cells and an order METIS computes from a profile. Alternating runs.
 

@@ -45,7 +45,7 @@ def _check_page(loaded: browser.Loaded) -> list[dict]:
     images = loaded.figure_images()
     for p in plots:
         assert p["drawn"] and p["width"] > 100 and p["height"] > 100, p
-        assert p["bars"] + p["points"] + p["heat"] > 0, f"figure {p['id']} drew no mark"
+        assert p["bars"] + p["points"] + p["lines"] + p["heat"] > 0, f"figure {p['id']} drew no mark"
         # The screenshot of the figure is not blank: many colours, not 1-2.
         assert browser.colours(images[p["id"]]) > 8, p
         p["image"] = images[p["id"]]
@@ -84,6 +84,12 @@ def test_miniapp_page_draws_every_view(impl, nranks, app, tmp_path, chromium):
     assert "MPI_Init (entry to exit)" in env_text and "CPU affinity per node" in env_text
     comm_text = pg.locator("section#comms").inner_text()
     assert rep["communicators"] and all(c["name"] in comm_text for c in rep["communicators"])
+    # The timeline: the ranks x time heat map, the kinds stacked over time (one area per
+    # kind and one outside MPI) and the least / average / most MPI share (three lines).
+    assert rep["timeline"]["available"]
+    timeline = [p for p in plots if p["section"] == "timeline"]
+    assert [p["heat"] for p in timeline] == [1, 0, 0]
+    assert timeline[1]["lines"] >= len(rep["timeline"]["kinds"]) + 1 and timeline[2]["lines"] == 3
     # Per-rank stack (compute in blue, wait in red) with minPE/maxPE of compute marked.
     stack = pg.locator(f"#{plots[0]['id']}")
     assert browser.has_colour(plots[0]["image"], RANK_COLOURS["compute"])
@@ -219,6 +225,13 @@ def test_compare_page_side_by_side(impl, nranks, tmp_path, chromium):
     loaded = browser.open_page(chromium, out)
     plots = _check_page(loaded)
     pg = loaded.page
+    # The timelines: A and B overlaid on one axis (one line each), then each run's kinds
+    # stacked over time, A beside B.
+    timeline = [p for p in plots if p["section"] == "timeline"]
+    assert c["timeline"]["available"] and len(timeline) == 3
+    assert timeline[0]["lines"] == 2
+    assert timeline[1]["y"] == timeline[2]["y"] and timeline[1]["x"] < timeline[2]["x"]
+    plots = [p for p in plots if p["section"] != "timeline"]
     # Rank stacks (2 x 2), histograms and (with point-to-point traffic) matrices:
     # each A beside its B, same y range.
     with_peers = [len(p.peers) > 0 for p in (pa, pb)]
