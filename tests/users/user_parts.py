@@ -3,7 +3,7 @@ a user created for the test when the suite runs as root (CI), root through sudo 
 runs as a user with sudo. Each part broke for a user who was not root (issue 34), or for
 the next user after root: a lock file of a fixed name in /tmp, a tiny filesystem only root
 could mount, a Slurm test cluster only root could start, files left where a killed job
-left them. Not collected by the suite itself (the name does not start with ``test_``).
+left them, temporary files of ``mpiscope run --order``. Not collected by the suite itself (the name does not start with ``test_``).
 """
 
 from __future__ import annotations
@@ -101,3 +101,17 @@ def test_killed_open_mpi_job_leaves_its_files_where_the_suite_removes_them(tmp_p
     assert list(segments.glob("vader_segment.*")), list(segments.iterdir())
     host = socket.gethostname()
     assert not Path(f"/tmp/ompi.{host}.{uid}/pid.{proc.pid}").exists()
+
+
+def test_mpiscope_run_with_an_order_leaves_nothing_in_tmpdir(tmp_path):
+    """The launcher's rank file of ``--order`` lives in TMPDIR for the run only."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    order = tmp_path / "MPICH_RANK_ORDER"
+    order.write_text("1\n0\n")
+    mpitest.run(mpitest.mpiscope_cmd("run", "--dir", str(tmp_path), "--order", str(order), "--",
+                                     *mpitest.launcher("openmpi", 2),
+                                     program_path("openmpi", "hello")),
+                env={"TMPDIR": str(tmp)}, cwd=tmp_path, timeout=120)
+    assert len(list(tmp_path.glob("hello.*.mpiscope"))) == 1
+    assert list(tmp.iterdir()) == []
