@@ -64,6 +64,7 @@ def _mount():
     from .html import cli as html_cli
     from .place import cli as place_cli
     from .scale import cli as scale_cli
+    from .tune import cli as tune_cli
 
     launch.register(app)
     report_cli.register(app)
@@ -75,6 +76,7 @@ def _mount():
     app.add_typer(place_cli.app, name="place")
     app.add_typer(bench_cli.app, name="bench")
     app.add_typer(scale_cli.app, name="scale")
+    tune_cli.register(app)
 
 
 _mount()

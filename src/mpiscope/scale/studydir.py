@@ -137,9 +137,10 @@ def close_attempt(attempt: Attempt, record: dict) -> bool:
 
 
 @contextlib.contextmanager
-def locked(root: Path):
+def locked(root: Path, command: str = "mpiscope scale run"):
     """Hold the study directory's lock (one ``scale run`` at a time), or raise UserError
-    naming the holder.
+    naming the holder (``command``: what holds such a lock, for the message; ``mpiscope
+    tune`` locks its directory the same way).
 
     An fcntl lock on DIR/run.lock: the kernel (or the NFS lock manager) drops it
     when the holder exits however it ends, so a lock file left by a killed run
@@ -161,7 +162,7 @@ def locked(root: Path):
             holder = f.read().split()
             who = (f"pid {holder[0]} on {holder[1]}" if len(holder) >= 2
                    else "another process")
-            raise UserError(f"{root} is in use by another mpiscope scale run ({who}); "
+            raise UserError(f"{root} is in use by another {command} ({who}); "
                             f"wait for it to end, or stop it, then run again") from None
         f.seek(0)
         f.truncate()

@@ -1,0 +1,181 @@
+"""From a diagnosis to the changes tune tries: one candidate per finding with a mechanical fix.
+
+tune reads a finding's ``rule`` (which problem) and, for the eager limit, the
+``VAR=value`` its ``fix`` names; everything else comes from the Profile and the launch
+command, so diagnose's costs and wording may change without touching this file.
+
+    unbound-ranks, cpu-overlap   bind each rank to its own core, with the flags of the
+                                 launcher in use (Open MPI: --bind-to core, adding
+                                 :overload-allowed when a node runs more ranks than CPUs;
+                                 hydra: -bind-to core; srun: --cpu-bind=cores)
+    openmp-oversubscribed        OMP_NUM_THREADS = the CPUs each rank has
+    eager-limit                  the variable and value the finding names
+    off-node-placement           the rank order `mpiscope place from-profile` writes
+                                 (METIS on the measured traffic), in the format of the
+                                 launcher in use, applied as `mpiscope run --order` does
+
+A candidate is a dict: kind (the rule), change (one line for people), options (launcher
+options put right after the launcher), drop (launcher options it replaces), env
+(variables added), order (the order file's text and format, or None) and knobs (what it
+sets, to tell independent candidates apart). Other findings have no mechanical fix: they
+are listed, not tried.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..profile import Profile
+from ..run.launcher_args import LaunchCommand
+
+BINDING_RULES = ("unbound-ranks", "cpu-overlap")
+EAGER_RULE = "eager-limit"
+OMP_RULE = "openmp-oversubscribed"
+ORDER_RULE = "off-node-placement"
+# A wrapper that pins every rank alike: binding by the launcher does not undo it.
+PINNING_WRAPPERS = ("taskset", "numactl", "hwloc-bind")
+
+# The kinds of candidate tune makes (--only).
+KINDS = ("binding", "omp-threads", "eager-limit", "rank-order")
+_ASSIGNMENT = re.compile(r"\b([A-Z][A-Za-z0-9_]*)=(\d+)\b")
+# Launcher option names (as mpiscope.run.launcher_args gives them) that bind ranks.
+_BIND_OPTIONS = {"openmpi": ("bind-to", "bind-to-core", "bind-to-socket", "cpu-set", "cpu-list"),
+                 "hydra": ("bind-to",), "srun": ("cpu-bind",)}
+
+
+def _candidate(kind: str, change: str, knobs: list[str], options=(), drop=(), env=None,
+               order=None) -> dict:
+    return {"kind": kind, "change": change, "options": list(options), "drop": list(drop),
+            "env": dict(env or {}), "order": order, "knobs": sorted(knobs)}
+
+
+def _forwarded(cmd: LaunchCommand, env: dict) -> list[str]:
+    """Open MPI's mpirun passes a variable to ranks on other hosts only when named with -x."""
+    return [w for name in env for w in ("-x", name)] if cmd.kind == "openmpi" else []
+
+
+def binding(prof: Profile, cmd: LaunchCommand) -> dict | None:
+    """Each rank bound to a core of its own, by the launcher in use (None: no launcher
+    option can do it here)."""
+    if cmd.kind not in _BIND_OPTIONS:
+        return None
+    if cmd.program and cmd.program[0].rsplit("/", 1)[-1] in PINNING_WRAPPERS:
+        return None
+    if cmd.kind == "openmpi":
+        per_node = np.bincount(prof.ranks["node"].astype(np.int64)).max() if prof.nranks else 0
+        cpus = int(prof.env["node_cpus"].min()) if len(prof.env) else 0
+        # more ranks than CPUs on a node: Open MPI refuses core binding unless told
+        spec = "core:overload-allowed" if cpus and per_node > cpus else "core"
+        options = ["--bind-to", spec]
+    elif cmd.kind == "hydra":
+        options = ["-bind-to", "core"]
+    else:
+        options = ["--cpu-bind=cores"]
+    return _candidate("binding", "bind each rank to a core: " + " ".join(options),
+                      ["binding"], options, _BIND_OPTIONS[cmd.kind])
+
+
+def omp_threads(prof: Profile, cmd: LaunchCommand) -> dict | None:
+    """OMP_NUM_THREADS set to the CPUs of the most crowded oversubscribed rank."""
+    e = prof.env
+    if not len(e):
+        return None
+    over = (e["threads"] > e["ncpus"]) & (e["ncpus"] > 0)
+    if not over.any():
+        return None
+    env = {"OMP_NUM_THREADS": str(int(e["ncpus"][over].min()))}
+    return _candidate("omp-threads", f"OMP_NUM_THREADS={env['OMP_NUM_THREADS']} (the CPUs "
+                      f"each rank has)", ["OMP_NUM_THREADS"], _forwarded(cmd, env), (), env)
+
+
+def eager_limit(finding: dict, cmd: LaunchCommand) -> dict | None:
+    """The eager limit the finding's fix names (its first VAR=number)."""
+    m = _ASSIGNMENT.search(finding.get("fix") or "")
+    if not m:
+        return None
+    env = {m[1]: m[2]}
+    return _candidate("eager-limit", f"raise the eager limit: {m[1]}={m[2]}", [m[1]],
+                      _forwarded(cmd, env), (), env)
+
+
+_ORDER_FORMAT = {"srun": "slurm", "openmpi": "openmpi", "hydra": "hydra"}
+
+
+def rank_order(prof: Profile, cmd: LaunchCommand) -> dict | None:
+    """The partitioned order of ``mpiscope place from-profile``, for the launcher in use, on
+    the hosts the run used (node j of the order = the run's node j)."""
+    from ..errors import UserError
+    from ..place.orders.partition import partition_order, traffic_arrays
+    from ..place.output.writers import render
+
+    if cmd.kind not in _ORDER_FORMAT or prof.is_summary or not len(prof.peers):
+        return None
+    node = prof.ranks["node"].astype(np.int64)
+    per_node = np.bincount(node)
+    ppn = int(per_node.max())
+    if prof.nranks % ppn or np.any(per_node[per_node > 0] != ppn):
+        return None  # uneven nodes: a block order would not fit them
+    src, dst, _msgs, nbytes = traffic_arrays(prof.peers)
+    try:
+        order = partition_order(prof.nranks, src, dst, nbytes, ppn)
+    except UserError:
+        return None
+    names = {int(n["node"]): n["hostname"].decode(errors="replace") for n in prof.nodes}
+    hosts = [names.get(j, f"+n{j}") for j in sorted(set(node.tolist()))]
+    fmt = _ORDER_FORMAT[cmd.kind]
+    text = render(order, ppn, fmt, hosts, f"mpiscope tune: place from-profile -n {ppn}")
+    return _candidate("rank-order", f"rank order of place from-profile ({ppn} ranks per node, "
+                      f"METIS on the measured traffic)", ["binding", "placement"],
+                      order={"format": fmt, "text": text, "ppn": ppn})
+
+
+def candidates(prof: Profile, diag: dict, cmd: LaunchCommand) -> tuple[list[dict], list[dict]]:
+    """(candidates to try, findings with no mechanical fix) for a baseline's diagnosis.
+
+    Each candidate carries ``findings``: the rules it answers (and their cost in the
+    baseline). One binding candidate answers every binding finding.
+    """
+    out: dict[str, dict] = {}
+    manual = []
+    for f in diag["findings"]:
+        rule = f["rule"]
+        if rule in BINDING_RULES:
+            cand = binding(prof, cmd)
+        elif rule == OMP_RULE:
+            cand = omp_threads(prof, cmd)
+        elif rule == EAGER_RULE:
+            cand = eager_limit(f, cmd)
+        elif rule == ORDER_RULE:
+            cand = rank_order(prof, cmd)
+        else:
+            cand = None
+        if cand is None:
+            manual.append({"rule": rule, "title": f["title"], "fix": f.get("fix")})
+            continue
+        cand = out.setdefault(cand["kind"], {**cand, "findings": []})
+        cand["findings"].append({"rule": rule, "title": f["title"], "cost_s": f["cost_s"]})
+    return list(out.values()), manual
+
+
+def independent(cands: list[dict]) -> bool:
+    """No two candidates set the same knob (their changes can be combined)."""
+    seen: set[str] = set()
+    for c in cands:
+        if seen & set(c["knobs"]):
+            return False
+        seen |= set(c["knobs"])
+    return True
+
+
+def combine(cands: list[dict]) -> dict:
+    """One candidate applying every change of ``cands`` (independent ones)."""
+    order = next((c["order"] for c in cands if c["order"]), None)
+    return _candidate("combined", " + ".join(c["change"] for c in cands),
+                      [k for c in cands for k in c["knobs"]],
+                      [o for c in cands for o in c["options"]],
+                      [d for c in cands for d in c["drop"]],
+                      {k: v for c in cands for k, v in c["env"].items()}, order) | {
+        "findings": [f for c in cands for f in c["findings"]],
+        "parts": [c["kind"] for c in cands]}
