@@ -32,15 +32,22 @@ atexit.register(shutil.rmtree, _DIR, True)
 NRANKS = {"openmpi": 4, "mpich": 2}
 BIND_CORE = {"openmpi": ("--bind-to", "core"), "mpich": ("-bind-to", "core")}
 
-# Every 6th step rank 0 works 80 ms more while the others wait in MPI_Allreduce (5 bursts,
-# the last two steps steady), after a 300 ms start where rank 0 alone works while the others
-# wait in MPI_Bcast. About 1.35 s: the bins double four times from their initial width (the
-# merging is exercised too).
-BURSTS = ("32", "20", "bursts", "6", "80", "start", "300")
-# The last rank sleeps 3 ms more each step: 0 ms behind at the start, 87 ms at the end.
-DRIFT = ("30", "20", "drift", "3")
-# The same steps and nothing else.
-STEADY = ("30", "20")
+# Every 4th step rank 0 works 150 ms more while the others wait in MPI_Allreduce (5 bursts),
+# after a 400 ms start where rank 0 alone works while the others wait in MPI_Bcast. About
+# 1.95 s: the bins double four times from their initial width (the merging is exercised
+# too). Steps of 40 ms and bursts of 150 ms: a loaded machine wakes a sleeping rank tens of
+# ms late, which must stay short of a burst (the others' waits at ordinary steps).
+BURSTS = ("20", "40", "bursts", "4", "150", "start", "400")
+# The others sleep 1.2 ms less each step than the last rank: they wait 0 % of a 40 ms step
+# at the start, 87 % at the end, linearly in time (a growing lag would stretch the steps and
+# make the waiting share concave).
+DRIFT = ("30", "40", "drift", "1.2")
+# The same steps with the last rank 10 ms late at every one: an imbalance that does not change
+# in time (real codes' steps are rarely balanced). It puts the collective share's median near
+# 10 %, so a loaded machine's late wake-ups (tens of ms at some steps: the jitter rule rightly
+# sees them on a balanced program) stay within the 5 x median that jitter needs; the jitter
+# rule's own test plants its bins (test_timeline_rules.py).
+STEADY = ("30", "40", "lag", "10")
 
 
 @functools.lru_cache(maxsize=None)

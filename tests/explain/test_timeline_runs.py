@@ -52,11 +52,12 @@ def test_bursts_and_slow_start_found(impl):
     prof, out, rep, f, _ = first_run(impl, timelineruns.BURSTS, holds)
     b = f["periodic-bursts"]
     assert "rank 0 works" in b["title"] and "1 rank(s) wait in MPI_Allreduce" in b["title"]
-    # 80 ms of work per burst, the bins quantize it (plus a loaded machine's stretch)
-    assert 0.05 <= rep["timeline"]["bursts"]["duration"] <= 0.25
+    # 150 ms of work per burst, the bins quantize it (plus a loaded machine's stretch)
+    assert 0.1 <= rep["timeline"]["bursts"]["duration"] <= 0.3
     start = f["slow-start"]
-    assert start["ranks"]["list"] == [0] and "MPI_Bcast" in start["title"]
-    assert 0.25 <= rep["timeline"]["phases"][0]["end"] <= 0.6
+    # the bins know the kind waited in (MPI_Bcast is a collective), not the function
+    assert start["ranks"]["list"] == [0] and "wait in coll calls" in start["title"]
+    assert 0.35 <= rep["timeline"]["phases"][0]["end"] <= 0.75
     # the same numbers on every view: --json, the terminal's lines
     text = mpitest.run(mpitest.mpiscope_cmd("report", prof.path)).stdout
     assert "bursts: every" in text and "phase 1 (start)" in text
@@ -69,7 +70,7 @@ def test_drift_found(impl):
         d = f.get("drift")
         return d and d["ranks"]["list"] == [1]
     prof, _, rep, f, _ = first_run(impl, timelineruns.DRIFT, holds)
-    # the last rank is 3 ms further behind each step of ~20 ms: its partner waits ever longer
+    # the last rank is 1.2 ms further behind each step of 40 ms: its partner waits ever longer
     imb = np.asarray(rep["timeline"]["share"]["mpi"]) - np.asarray(rep["timeline"]["mpi_min"])
     third = len(imb) // 3
     assert imb[-third:].mean() > 2 * imb[:third].mean()

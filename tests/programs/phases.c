@@ -1,12 +1,18 @@
 /*
  * Planted phases in time, for the timeline (runtime bins, report, diagnose).
- *   phases STEPS STEP_MS [bursts EVERY BURST_MS] [drift GROW_MS] [start INIT_MS]
+ *   phases STEPS STEP_MS [bursts EVERY BURST_MS] [drift GROW_MS] [lag LAG_MS] [start INIT_MS]
  * Every step each rank sleeps STEP_MS milliseconds, then all ranks meet in
  * MPI_Allreduce (8 bytes). Options, combinable:
  *   bursts: every EVERY-th step rank 0 sleeps BURST_MS more (its "output"),
  *           so the others wait that long in the step's MPI_Allreduce;
- *   drift:  the last rank sleeps GROW_MS x step more each step (it falls
- *           behind more and more);
+ *   drift:  every rank but the last sleeps GROW_MS x step less each step
+ *           (never below 0) while the last keeps STEP_MS: the steps keep
+ *           their length and the others wait GROW_MS x step ms more each
+ *           step for the last rank, a share of the time that grows
+ *           linearly with the run (the last rank falls behind more and
+ *           more);
+ *   lag:    the last rank sleeps LAG_MS more every step (an imbalance that
+ *           stays the same: steady in time);
  *   start:  before the steps rank 0 sleeps INIT_MS (reads its "input") while
  *           the others wait in an MPI_Bcast of 1 KiB.
  * Sleeps, not spins, so oversubscribed ranks keep the planted times. One
@@ -39,7 +45,7 @@ int main(int argc, char **argv)
     int steps = argc > 1 ? atoi(argv[1]) : 20;
     double step_ms = argc > 2 ? atof(argv[2]) : 20;
     int every = 0;
-    double burst_ms = 0, grow_ms = 0, init_ms = 0;
+    double burst_ms = 0, grow_ms = 0, lag_ms = 0, init_ms = 0;
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "bursts") && i + 2 < argc) {
             every = atoi(argv[i + 1]);
@@ -47,6 +53,8 @@ int main(int argc, char **argv)
             i += 2;
         } else if (!strcmp(argv[i], "drift") && i + 1 < argc) {
             grow_ms = atof(argv[++i]);
+        } else if (!strcmp(argv[i], "lag") && i + 1 < argc) {
+            lag_ms = atof(argv[++i]);
         } else if (!strcmp(argv[i], "start") && i + 1 < argc) {
             init_ms = atof(argv[++i]);
         }
@@ -67,8 +75,10 @@ int main(int argc, char **argv)
             last = MPI_Wtime();
             first = bursts++ ? first : last;
         }
-        if (rank == size - 1)
-            ms += grow_ms * s;
+        if (rank != size - 1)
+            ms = ms - grow_ms * s > 0 ? ms - grow_ms * s : 0;
+        else
+            ms += lag_ms;
         nap(ms);
         MPI_Allreduce(&one, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
         done++;

@@ -29,6 +29,9 @@ BURST_RISE = 0.25
 # ... at least this many times, at intervals whose coefficient of variation is at most this.
 MIN_BURSTS = 4
 MAX_PERIOD_CV = 0.25
+# ... and lengths that grow or shrink from the first burst to the last by at most this share
+# of their mean (fitted line).
+MAX_DURATION_TREND = 0.5
 # Full-mode rank rows of the terminal and JSON view: at most this many groups of ranks.
 RANK_GROUPS = 8
 # Ranks per chunk when reducing a full-mode timeline over ranks (bounded memory at 10^6 ranks).
@@ -133,9 +136,12 @@ def bursts(s: Series) -> dict | None:
 
     The MPI share per bin (averaged over ranks) is high where some ranks wait for others.
     Bins above the midpoint between its 10th and 90th percentiles (whatever share of the
-    run the bursts take) form runs; a run much longer or shorter than the typical one (a
-    start phase, a single stall) is not a burst; at least MIN_BURSTS bursts at regular
-    intervals (coefficient of variation at most MAX_PERIOD_CV) make them periodic.
+    run the bursts take) form runs. The bursts are the group of runs of like length (the
+    longest at most twice the shortest) that covers the most bins among those with at
+    least MIN_BURSTS runs at regular intervals (coefficient of variation at most
+    MAX_PERIOD_CV) and a length that does not trend (at most MAX_DURATION_TREND of the
+    mean from the first to the last: a ramp is drift). So a start phase, a single stall
+    or a loaded machine's short waits at every step neither hide nor fake them.
     """
     full = s.width >= s.bin_seconds * (1 - 1e-9)          # the last, partial bin is left out
     x = s.share["mpi"][full]
@@ -146,17 +152,16 @@ def bursts(s: Series) -> dict | None:
         return None
     above = x > (low + high) / 2
     starts, lengths = _runs(above)
-    if len(starts) < MIN_BURSTS:
+    best = None
+    for shortest in np.unique(lengths):
+        keep = (lengths >= shortest) & (lengths <= 2 * shortest)
+        got = _periodic(starts[keep], lengths[keep])
+        if got is not None and (best is None or lengths[keep].sum() > best[2].sum()):
+            best = (got, starts[keep], lengths[keep])
+    if best is None:
         return None
-    typical = float(np.median(lengths))
-    keep = (lengths >= 0.5 * typical) & (lengths <= 2.0 * typical)
-    starts, lengths = starts[keep], lengths[keep]
-    if len(starts) < MIN_BURSTS:
-        return None
+    cv, starts, lengths = best
     gaps = np.diff(starts)
-    cv = float(gaps.std() / gaps.mean()) if gaps.mean() > 0 else 1.0
-    if cv > MAX_PERIOD_CV:
-        return None
     bins = np.zeros(len(s.width), bool)
     idx = np.flatnonzero(full)
     for a, n in zip(starts, lengths):
@@ -166,6 +171,18 @@ def bursts(s: Series) -> dict | None:
             "duration": float(lengths.mean() * W), "first": float(idx[starts[0]] * W),
             "mpi_share_in": float(s.share["mpi"][bins].mean()),
             "mpi_share_out": float(x[~above].mean()), "bins": bins}
+
+
+def _periodic(starts: np.ndarray, lengths: np.ndarray) -> float | None:
+    """The intervals' coefficient of variation if these runs are periodic bursts, else None."""
+    if len(starts) < MIN_BURSTS:
+        return None
+    gaps = np.diff(starts)
+    cv = float(gaps.std() / gaps.mean()) if gaps.mean() > 0 else 1.0
+    if cv > MAX_PERIOD_CV:
+        return None
+    trend = np.polyfit(np.arange(len(lengths)), lengths.astype(float), 1)[0] * (len(lengths) - 1)
+    return cv if abs(trend) <= MAX_DURATION_TREND * lengths.mean() else None
 
 
 # --- phases -------------------------------------------------------------------------------
@@ -182,12 +199,13 @@ def _features(s: Series, period_bins: int) -> np.ndarray:
 
 
 def _smooth(X: np.ndarray, period_bins: int) -> np.ndarray:
-    """Each column averaged over a window of period_bins bins (edges repeated)."""
-    kernel = np.ones(period_bins) / period_bins
-    pad = period_bins // 2
-    Xp = np.pad(X, ((pad, period_bins - 1 - pad), (0, 0)), mode="edge")
-    return np.stack([np.convolve(Xp[:, f], kernel, mode="valid") for f in range(X.shape[1])],
-                    axis=1)
+    """Each column averaged over a window of period_bins bins; near the ends over the bins
+    the window holds (repeating an end bin would spread one odd bin, say a rank that
+    reached its first call late, over half a period and cut a phase there)."""
+    kernel = np.ones(period_bins)
+    count = np.convolve(np.ones(len(X)), kernel, mode="same")
+    return np.stack([np.convolve(X[:, f], kernel, mode="same") / count
+                     for f in range(X.shape[1])], axis=1)
 
 
 def _best_split(X: np.ndarray, lo: int, hi: int, min_len: int):

@@ -30,7 +30,7 @@ def test_bins_hold_every_call_exactly_on_one_grid(impl):
     P = prof.nranks
     assert tl.values.shape == (P, len(tl.rows), tl.bins)
     assert tl.rows == ["coll", "other", "compute", "bytes"]    # kinds in functions.KINDS order
-    # A 1.35 s run outlasts 256 bins of the initial width, 2^20 ticks (~0.4 ms): the width
+    # A 1.95 s run outlasts 256 bins of the initial width, 2^20 ticks (~0.4 ms): the width
     # doubled at least three times, the memory did not grow.
     initial = 2**20 * prof.meta["seconds_per_tick"]
     assert tl.max_bins == 256 and tl.bins <= 256 and tl.bin_seconds >= 8 * initial * 0.999
@@ -50,10 +50,10 @@ def test_bins_hold_every_call_exactly_on_one_grid(impl):
                             minlength=P)
     assert np.array_equal(tl.row("bytes").sum(axis=1), sent_recv)
     assert np.array_equal(tl.row("bytes"), np.round(tl.row("bytes")))
-    # The planted start: rank 0 works 300 ms while the others wait in MPI_Bcast.
-    first = slice(0, int(0.25 / tl.bin_seconds))
+    # The planted start: rank 0 works 400 ms while the others wait in MPI_Bcast.
+    first = slice(0, int(0.35 / tl.bin_seconds))
     assert tl.row("mpi")[0, first].sum() < 0.01
-    assert np.all(tl.row("coll")[1:, first].sum(axis=1) > 0.2)
+    assert np.all(tl.row("coll")[1:, first].sum(axis=1) > 0.3)
 
 
 def test_summary_mode_reduces_each_bin(impl):
@@ -79,7 +79,7 @@ def test_summary_mode_reduces_each_bin(impl):
     assert np.allclose(tl.stats["mpi"]["sum"], tl.stats["coll"]["sum"] + tl.stats["other"]["sum"])
     # bytes do not depend on timing: the full run moved the same
     assert tl.stats["bytes"]["sum"].sum() == full.timeline_bins.row("bytes").sum()
-    # where some rank waits a whole bin, rank 0's start and bursts (0.7 s of the 1.35 s run)
+    # where some rank waits a whole bin, rank 0's start and bursts (1.15 s of the 1.95 s run)
     # make rank 0 the one with the least MPI time (a loaded machine may add a few more)
     busy = tl.stats["mpi"]["max"] > 0.95 * tl.bin_seconds
     assert busy.sum() * tl.bin_seconds > 0.5

@@ -4,7 +4,8 @@ A profile sums the run, so a rank that starts even and ends far behind looks lik
 moderate imbalance; the timeline shows it growing. Per bin the imbalance is how much more
 of the bin the average rank spends in MPI than the rank least in MPI (the one the others
 wait for): ``mpi share avg - min``, from the report's timeline (full and summary mode).
-Smoothed over a burst period (bursts are another rule), fitted with a line over time.
+Smoothed over a burst period (bursts are another rule) or a tenth of the run, whichever is
+longer (a loaded machine's waits at single steps average out), fitted with a line over time.
 
 Cost: the waiting the growth added: the sum over bins of the imbalance above its fitted
 value at the start. Keeping the balance the run started with would save that.
@@ -24,6 +25,8 @@ MIN_GROWTH = 0.2
 MIN_R2 = 0.5
 # ... and the last third's imbalance is at least this many times the first third's.
 MIN_RATIO = 2.0
+# Smoothed over at least this share of the bins.
+SMOOTH_SHARE = 0.1
 
 
 def smooth(x: np.ndarray, n: int) -> np.ndarray:
@@ -46,7 +49,7 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
     imb = (np.asarray(tl["share"]["mpi"]) - np.asarray(tl["mpi_min"]))[full].clip(0)
     b = tl.get("bursts")
     window = max(3, int(round(b["period"] / tl["bin_seconds"])) if b else 0,
-                 int(0.05 * len(imb)))
+                 int(SMOOTH_SHARE * len(imb)))
     y = smooth(imb, window)
     slope, start = np.polyfit(t, y, 1)
     fit = start + slope * t

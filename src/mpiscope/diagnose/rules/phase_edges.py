@@ -64,7 +64,8 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
         if worker is not None:
             evidence.append(ev(f"rank least in MPI in most of its bins: {worker}", worker, ""))
         what = "input, setup" if where == "start" else "output, teardown"
-        wait_in = func or "MPI"
+        # the bins hold kinds, not functions: name the kind (the function is its largest)
+        wait_in = f"{p['top_kind']} calls" if p["top_kind"] else "MPI"
         title = (f"Slow {where}: for {p['seconds']:.3g} s ({100 * p['share_of_run']:.0f} % of "
                  f"the run) ranks wait in {wait_in}"
                  + (f" while rank {worker} works" if worker is not None else ""))
