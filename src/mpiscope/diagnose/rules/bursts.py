@@ -95,8 +95,8 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
     else:
         fix = (f"Output, input or bookkeeping on {who} at fixed steps keeps the others waiting "
                f"in {wait_in}: distribute that work (each rank writes or reads its own part "
-               "with MPI-IO, or reduces locally and gathers only the results, as seed 002's "
-               "GBSTAT rework did), or take it off the critical path (nonblocking "
+               "with MPI-IO, or reduces locally and gathers only the results, as TOMCAT on "
+               "HECToR's GBSTAT rework did), or take it off the critical path (nonblocking "
                "collectives, a dedicated I/O rank). Narrow it down with MPI_Pcontrol "
                "regions around the suspect steps and `mpiscope report --region`.")
     return [finding(RULE, title, cost, rep, ranks_field(workers) if len(workers) else

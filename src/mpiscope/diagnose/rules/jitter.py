@@ -85,10 +85,10 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
     if not synced:
         evidence.append(ev("includes waiting for late ranks (no --sync data)", "yes"))
     fix = ("The same collectives take far longer in some stretches of the run than in "
-           "others: OS noise, daemons or other jobs on the nodes (seed 004). Keep a core per "
-           "node for the OS (core specialization, e.g. Slurm --core-spec), bind ranks to "
-           "cores, do not oversubscribe, and check the nodes for other jobs; fewer, larger "
-           "collectives suffer less from it.")
+           "others: OS noise, daemons or other jobs on the nodes (POP on the Cray XT). Keep a "
+           "core per node for the OS (core specialization, e.g. Slurm --core-spec), bind "
+           "ranks to cores, do not oversubscribe, and check the nodes for other jobs; fewer, "
+           "larger collectives suffer less from it.")
     if not synced:
         fix += (" Rerun with --sync: a timed barrier before each collective separates late "
                 "arrival (noise in the computation) from the collective's own jitter.")

@@ -74,7 +74,8 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                "every rank reads (writes) its own part with MPI-IO collective calls "
                "(MPI_File_read_at_all / MPI_File_write_at_all) instead of one rank reading "
                "and broadcasting (gathering and writing); overlap it with computing where it "
-               "allows (seed 002's coefficient reads, seed 000's I/O steps).")
+               "allows (TOMCAT on HECToR's coefficient reads, WRF on Blue Waters' I/O "
+               "steps).")
         out.append(finding(rule_id, title, cost, rep,
                            ranks_field([worker]) if worker is not None else ranks_field([]),
                            evidence, fix))
