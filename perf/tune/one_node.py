@@ -10,9 +10,10 @@ eager     tests/programs/late_receiver at 1.5x the eager limit (25 x 30 ms), bou
 binding   4 Open MPI ranks of tests/programs/omp_steps (20 steps, 1 thread) on this
           machine's cores, --bind-to none: the candidate binds with --bind-to
           core:overload-allowed
-aa        2 Open MPI ranks of late_receiver below the eager limit, --bind-to none: the only
-          candidate is binding (unbound-ranks fires at no cost), and sleeping ranks gain
-          nothing from it; over --tunes tunes, how many keep it (the target: none)
+aa        the false-claim check: 2 bound Open MPI ranks of late_receiver below the eager
+          limit (nothing to fix), and a candidate that changes nothing (a variable no
+          program reads, written into the plan before the rounds: an A/A test); over
+          --tunes tunes, how many keep it (the target: none)
 
 Each tune is one `mpiscope tune --json --runs N` in a directory of its own; the JSON
 written holds every result, the load average before and after, date and machine.
@@ -44,7 +45,23 @@ def prog(impl: str, name: str) -> str:
     return str(native.program(impl, f"tests/{name}"))
 
 
-def tune(work: Path, name: str, runs: int, launch: list[str]) -> dict:
+def noop_plan(root: Path, launch: list[str]) -> None:
+    """A tune directory whose plan holds one candidate that changes nothing: the same
+    launch with a variable nothing reads. tune runs the probe and then the rounds."""
+    cand = {"kind": "noop", "change": "MPISCOPE_TUNE_NOOP=1 (read by nothing)",
+            "options": [], "drop": [], "env": {"MPISCOPE_TUNE_NOOP": "1"}, "order": None,
+            "knobs": ["MPISCOPE_TUNE_NOOP"], "findings": [], "launch": launch,
+            "launch_env": {"MPISCOPE_TUNE_NOOP": "1"}, "files": []}
+    (root / "runs").mkdir(parents=True)
+    (root / "files").mkdir()
+    (root / "tune.json").write_text(json.dumps({
+        "schema": "mpiscope-tune/1", "command": launch, "mpi": "openmpi", "cwd": str(root.parent),
+        "candidates": [cand], "not_mechanical": [], "baseline_findings": []}))
+
+
+def tune(work: Path, name: str, runs: int, launch: list[str], noop: bool = False) -> dict:
+    if noop:
+        noop_plan(work / name, launch)
     cmd = [sys.executable, "-m", "mpiscope.cli", "tune", "--json", "--runs", str(runs),
            "--dir", str(work / name), "--", *launch]
     env = {**os.environ, **ENV, "PYTHONPATH": str(REPO / "src")}
@@ -91,8 +108,8 @@ def main() -> int:
                 prog("openmpi", "omp_steps"), "20", "2000000"])
         if "aa" in only:
             aa = [tune(work, f"aa-{i}", args.runs, [
-                "mpirun.openmpi", "--bind-to", "none", "-n", "2",
-                prog("openmpi", "late_receiver"), "1024", "25", "30"])
+                "mpirun.openmpi", "--bind-to", "core", "-n", "2",
+                prog("openmpi", "late_receiver"), "1024", "25", "30"], noop=True)
                 for i in range(args.tunes)]
             results["aa"] = {"tunes": aa, "kept": sum(c["kept"] for t in aa
                                                       for c in t["candidates"])}

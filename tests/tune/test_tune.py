@@ -43,9 +43,10 @@ def program(impl: str, name: str) -> str:
 
 
 def tune(tmp_path: Path, *launch: str, runs: int = RUNS, check: bool = True,
-         name: str = "t", env: dict | None = None) -> tuple[dict | None, object]:
+         name: str = "t", env: dict | None = None,
+         options: tuple[str, ...] = ()) -> tuple[dict | None, object]:
     proc = mpitest.run(mpitest.mpiscope_cmd("tune", "--json", "--runs", str(runs), "--dir",
-                                            str(tmp_path / name), "--", *launch),
+                                            str(tmp_path / name), *options, "--", *launch),
                        cwd=tmp_path, check=check, timeout=600, env=env)
     return (json.loads(proc.stdout) if proc.returncode == 0 else None), proc
 
@@ -100,6 +101,12 @@ def test_eager_limit_raised_is_kept(impl, tmp_path):
     again, _ = tune(tmp_path, *launch, runs=EAGER_RUNS)
     assert again["budget"]["runs_started"] == 0
     assert again["candidates"][0]["gain_pct"] == cand["gain_pct"]
+    # two more rounds asked for, with a budget shorter than one run: none is started, the
+    # verdict stands on the rounds done, and the result says the budget cut it short
+    short, _ = tune(tmp_path, *launch, runs=EAGER_RUNS + 2, options=("--budget", "0.01"))
+    assert short["budget"] | {"spent_s": 0} == {"minutes": 0.01, "spent_s": 0,
+                                               "cut_short": True, "runs_started": 0}
+    assert short["candidates"][0]["pairs"] == EAGER_RUNS and short["candidates"][0]["kept"]
     # another command in the same directory: one line, nothing run
     _, proc = tune(tmp_path, *launch[:-1], "10", check=False)
     assert_one_line_error(proc, "holds a tune of another command")

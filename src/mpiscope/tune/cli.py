@@ -40,10 +40,10 @@ def register(app: typer.Typer) -> None:
                                  help="Timed runs of the baseline and of each candidate, "
                                       "alternating (at least 2)."),
         budget: Optional[float] = typer.Option(None, "--budget", metavar="MINUTES",
-                                               help="Start no run that would end later than "
-                                                    "this; a candidate left with fewer than 2 "
-                                                    "pairs of runs is not kept. Run again to "
-                                                    "resume."),
+                                               help="Start no run that would end more than "
+                                                    "MINUTES after tune started; a candidate "
+                                                    "left with fewer than 2 pairs of runs is "
+                                                    "not kept. Run again to resume."),
         outdir: Optional[str] = typer.Option(None, "--dir", metavar="DIR",
                                              help="The tune directory: every run's profile "
                                                   "and output (default: tune-PROGRAM, after "
