@@ -33,10 +33,13 @@ def main(argv=None) -> int:
                     help="also write ENV records (each rank bound to its own core)")
     ap.add_argument("--timeline-bins", type=int, default=0, metavar="N",
                     help="also write a timeline of N bins (each rank's times spread evenly)")
+    ap.add_argument("--sites", action="store_true",
+                    help="also write call sites (CALLSITES, MODULES, META callsites: 9 sites)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     path = write_synthetic(args.output, args.ranks, mode=args.mode, ppn=args.ppn, seed=args.seed,
-                           with_env=args.env, timeline_bins=args.timeline_bins)
+                           with_env=args.env, timeline_bins=args.timeline_bins,
+                           with_sites=args.sites)
     size = path.stat().st_size
     print(f"{path}: {args.mode} mode, {args.ranks} ranks, {size:,} bytes "
           f"({size / args.ranks:.1f} B/rank), written in {time.perf_counter() - t0:.1f} s")

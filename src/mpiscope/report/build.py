@@ -16,6 +16,7 @@ from .mpit import mpit_section
 from .pop import pop_section
 from .snapshot import snapshot_section
 from .by_comm import comm_table
+from .callsites import DEFAULT_TOP, callsite_section
 from .environment import environment_section
 from .functions import function_table, summary_function_table
 from .imbalance import rank_stats, sparse_rank_stats, summary_stats
@@ -34,7 +35,8 @@ SUMMARY_ROWS = [
 
 
 def build_report(prof: Profile, ppn: int | None = None, top: int = 10,
-                 region: str | None = None) -> dict:
+                 region: str | None = None, callsites: int | None = DEFAULT_TOP,
+                 symbolizer=None) -> dict:
     """Every number of ``mpiscope report``, as plain Python values.
 
     Arguments:
@@ -44,6 +46,9 @@ def build_report(prof: Profile, ppn: int | None = None, top: int = 10,
         top: number of communicating pairs to list.
         region: restrict the function table, histogram and region sections to
             this region (by name; "(outside regions)" is the part outside all).
+        callsites: number of call sites to list, most time first (None: all).
+        symbolizer: a mpiscope.symbols.Symbolizer (default: one searching
+            $MPISCOPE_SYMBOL_PATH).
     Raises:
         UserError: unknown region, --ppn on a summary profile, ppn < 1.
     """
@@ -53,6 +58,8 @@ def build_report(prof: Profile, ppn: int | None = None, top: int = 10,
         raise UserError("--ppn needs per-peer records, which a summary-mode profile does not have")
     if top < 0:
         raise UserError(f"--top must be 0 or more, not {top}")
+    if callsites is not None and callsites < 0:
+        raise UserError(f"--callsites must be 0 or more, or 'all', not {callsites}")
     region_id = None
     if region is not None:
         try:
@@ -89,6 +96,7 @@ def build_report(prof: Profile, ppn: int | None = None, top: int = 10,
         "region_filter": region,
         "summary": summary,
         "functions": functions,
+        "callsites": callsite_section(prof, mpi_total, callsites, symbolizer),
         "histogram": comm.histogram(hist, names),
         "p2p": _p2p(prof, ppn),
         "top_pairs": [] if prof.is_summary else comm.top_pairs(

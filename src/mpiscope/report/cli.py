@@ -9,6 +9,20 @@ from typing import Optional
 import typer
 
 
+def callsites_option(value: str) -> int | None:
+    """--callsites K|all as a count (None: all)."""
+    from ..errors import UserError
+    if value.strip().lower() == "all":
+        return None
+    try:
+        k = int(value)
+    except ValueError:
+        raise UserError(f"--callsites takes a number or 'all', not {value!r}") from None
+    if k < 0:
+        raise UserError(f"--callsites must be 0 or more, or 'all', not {k}")
+    return k
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def report(
@@ -27,6 +41,12 @@ def register(app: typer.Typer) -> None:
                                              help="Restrict the function table, the message-size "
                                                   "histogram and the region sections to the "
                                                   "MPI_Pcontrol region NAME."),
+        callsites: str = typer.Option("20", "--callsites", metavar="K|all",
+                                      help="List the K call sites with the most MPI time "
+                                           "(file:line, parent function, calls, time per "
+                                           "rank), or all of them. MPISCOPE_SYMBOL_PATH: "
+                                           "more directories to find moved binaries and "
+                                           "debug files in."),
         by_comm: bool = typer.Option(False, "--by-comm",
                                      help="Also print time, calls and bytes per communicator "
                                           "(named by MPI_Comm_set_name or by how it was made; "
@@ -41,7 +61,8 @@ def register(app: typer.Typer) -> None:
         from ..textout import json_safe
         from . import build_report, render
 
-        rep = build_report(read(profile), ppn=ppn, top=top, region=region)
+        rep = build_report(read(profile), ppn=ppn, top=top, region=region,
+                           callsites=callsites_option(callsites))
         if as_json:
             json.dump(json_safe(rep), sys.stdout, indent=1)
             sys.stdout.write("\n")

@@ -134,6 +134,52 @@ def function_table(rows: list[dict], title: str) -> Table:
     return t
 
 
+def callsites_table(cs: dict) -> Table:
+    """Call sites, most time first: where (and in which function), totals, time per rank."""
+    deep = (cs.get("depth") or 1) > 1
+    rows = cs["rows"] if cs["top"] is None else cs["rows"][:cs["top"]]
+    more = "" if len(rows) == len(cs["rows"]) else f", top {len(rows)} of {len(cs['rows'])}; " \
+                                                    "--callsites all lists every one"
+    t = Table(title=f"Call sites (time per rank in seconds{more})", title_justify="left",
+              box=box.SIMPLE_HEAD, title_style="bold")
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("Function", no_wrap=True)
+    t.add_column("Site (parent function)", overflow="fold", ratio=1)
+    if deep:
+        t.add_column("called from", overflow="fold", ratio=1)
+    for c in ("% MPI", "total time", "calls", "bytes", "avg/rank", "min/rank", "max/rank",
+              "minPE", "maxPE", "imb."):
+        t.add_column(c, justify="right", no_wrap=True)
+    for r in rows:
+        s = r["time_per_rank"]
+        where = r["location"] + (f" ({r['parent']})" if r["parent"] else "")
+        callers = " < ".join(callsite_frame_text(f) for f in r["frames"][1:])
+        t.add_row(str(r["rank_by_time"]), r["function"], where, *([callers or NA] if deep else []),
+                  fmt_pct(r["pct_mpi"]), fmt_time(r["time"]), fmt_count(r["calls"]),
+                  fmt_bytes(r["bytes_sent"] + r["bytes_recv"]), fmt_time(s["avg"]),
+                  fmt_time(s["min"]), fmt_time(s["max"]), fmt_pe(s["min_pe"]), fmt_pe(s["max_pe"]),
+                  fmt_pct(s["imbalance_pct"]))
+    return t
+
+
+def callsite_frame_text(frame: dict) -> str:
+    """A calling frame: file:line (function), or module+offset."""
+    import os
+    if frame["file"] and frame["line"]:
+        fn = f" ({frame['function']})" if frame["function"] else ""
+        return f"{os.path.basename(frame['file'])}:{frame['line']}{fn}"
+    if frame["module"]:
+        return f"{os.path.basename(frame['module'])}+0x{frame['offset']:x}"
+    return f"0x{frame['offset']:x}"
+
+
+def callsite_lines(cs: dict) -> list[str]:
+    """Why call sites are missing or shown as module+offset."""
+    if not cs.get("recorded"):
+        return ["Call sites: not recorded (MPISCOPE_CALLSITES=0, or a profile of an older runtime)"]
+    return [f"Call sites: {n}" for n in cs["notes"]]
+
+
 def comm_table(rows: list[dict]) -> Table:
     """--by-comm: one row per communicator, its members as world ranks."""
     t = _table("MPI per communicator (whole run; members as world ranks)", "communicator", "size",
@@ -419,6 +465,11 @@ def render(rep: dict, console: Console, by_comm: bool = False) -> None:
         scope = "" if rep["region_filter"] is None else f" in region {rep['region_filter']!r}"
         console.print(function_table(rep["functions"], f"MPI functions{scope} "
                                      "(time per rank in seconds)"))
+    cs = rep.get("callsites")
+    if cs and cs["rows"]:
+        console.print(callsites_table(cs))
+    for line in callsite_lines(cs) if cs else ():
+        console.print(line, style="dim", highlight=False)
     if by_comm:
         if rep.get("communicators"):
             console.print(comm_table(rep["communicators"]))

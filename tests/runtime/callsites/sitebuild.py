@@ -82,49 +82,34 @@ def run_profile(impl: str, argv: list[str], tmp: Path, n: int = 2, env: dict | N
     return read(path), proc.stdout
 
 
-def addr2line(path: str, offsets: list[int]) -> list[tuple[str, str, int]]:
-    """(function, file, line) of each return-address offset in an ELF file (binutils),
-    the call's line (offset - 1), outermost inlined frame not resolved."""
-    if not offsets:
-        return []
-    out = subprocess.run(["addr2line", "-f", "-C", "-e", path, *(hex(o - 1) for o in offsets)],
-                         capture_output=True, text=True, check=True).stdout.splitlines()
-    res = []
-    for func, loc in zip(out[0::2], out[1::2]):
-        file, _, line = loc.partition(":")
-        line = line.split()[0] if line else "0"
-        res.append((func, file, int(line) if line.isdigit() else 0))
-    return res
-
-
-def site_calls(prof) -> dict[tuple, np.ndarray]:
+def site_calls(prof, sym=None) -> dict[tuple, np.ndarray]:
     """(MPI function, ((file name, line, parent function), ...) innermost first) -> calls
-    per rank, from the profile's CALLSITES totals; the site of lost calls is key
-    (function, None)."""
-    mods = {int(m["key"]): m for m in prof.modules}
-    defs = prof.callsite_defs
+    per rank, from the profile's CALLSITES totals symbolized as the report does (the
+    innermost frame is the line written; an inlined call adds ("inlined in", file name,
+    line, function) frames after it); the site of lost calls is key (function, None)."""
+    from mpiscope.report.callsites import resolve_sites
+    from mpiscope.symbols import Symbolizer
+    sym = sym or Symbolizer(use_cache=False)
     tot = prof.callsites[prof.callsites["bucket"] == fmt.SITE_TOTAL]
+    defs = prof.callsite_defs
+    ids = [int(s) for s in np.unique(tot["site"]) if s != fmt.SITE_LOST]
+    frames, _ = resolve_sites(prof, ids, sym)
     out: dict[tuple, np.ndarray] = defaultdict(lambda: np.zeros(prof.nranks, np.int64))
     for site in np.unique(tot["site"]).tolist():
         rows = tot[tot["site"] == site]
-        if site == fmt.SITE_LOST:
-            for f in np.unique(rows["func"]).tolist():
-                r = rows[rows["func"] == f]
-                out[(prof.functions[f], None)] += np.bincount(r["rank"], weights=r["calls"],
-                                                              minlength=prof.nranks).astype(np.int64)
-            continue
-        func, frames = defs[site]
-        where = []
-        for key, off in frames:
-            m = mods.get(key)
-            path = bytes(m["path"]).rstrip(b"\0").decode() if m is not None else "?"
-            if m is not None and int(m["kind"]) == fmt.MODULE_PYTHON:
-                where.append((Path(path).name, off, None))
-            else:
-                fn, file, line = addr2line(path, [off])[0]
-                where.append((Path(file).name, line, fn))
-        out[(prof.functions[func], tuple(where))] += np.bincount(
-            rows["rank"], weights=rows["calls"], minlength=prof.nranks).astype(np.int64)
+        for f in np.unique(rows["func"]).tolist():
+            r = rows[rows["func"] == f]
+            per_rank = np.bincount(r["rank"], weights=r["calls"], minlength=prof.nranks).astype(np.int64)
+            if site == fmt.SITE_LOST:
+                out[(prof.functions[f], None)] += per_rank
+                continue
+            assert defs[site][0] == f
+            where = []
+            for fr in frames[site]:
+                where.append((Path(fr["file"]).name if fr["file"] else None, fr["line"], fr["function"]))
+                where += [("inlined in", Path(i["file"] or "?").name, i["line"], i["function"])
+                          for i in fr["inlined_in"]]
+            out[(prof.functions[f], tuple(where))] += per_rank
     return dict(out)
 
 
