@@ -204,7 +204,8 @@ class Profile:
     def to_pandas(self, view: str = "functions"):
         """A pandas DataFrame of one view: "functions" (tidy rows rank, region, function,
         calls, time, bytes_sent, bytes_recv), "ranks", "peers", "hist", "regions",
-        "summary" or "mpit" (see mpiscope.export.frames and docs/python.md)."""
+        "summary", "mpit", "env" or "callsites" (see mpiscope.export.frames and
+        docs/python.md)."""
         from .export.frames import frame
         return frame(self, view)
 

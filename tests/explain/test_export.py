@@ -87,8 +87,11 @@ def test_hatchet_loads_the_tree_and_totals(regions_profile, tmp_path):
     # (MPI_Pcontrol itself is profiled: the call that leaves a region is charged to it.)
     assert {c.frame["name"] for c in inner.children} - {"MPI_Pcontrol"} == {"MPI_Sendrecv"}
     for node in gf.graph.traverse():
-        assert (node.frame["type"] == "function") == (not node.children) or \
-            node.frame["type"] == "region"
+        # leaves: call sites, and functions without any (MPI_Pcontrol); under a function
+        # only its call sites
+        assert (node.frame["type"] in ("function", "callsite")) == \
+            all(c.frame["type"] == "callsite" for c in node.children) or node.frame["type"] == "region"
+        assert node.frame["type"] != "callsite" or not node.children
         if node.frame["type"] == "function":
             assert node.frame["name"].startswith("MPI_")
     # One row per node per rank.
@@ -96,7 +99,8 @@ def test_hatchet_loads_the_tree_and_totals(regions_profile, tmp_path):
     # Totals: per rank, the leaves' time and calls are the profile's; the root's
     # inclusive time is the rank's wall time.
     leaves = df[df["name"].str.startswith("MPI_")]
-    per_rank = leaves.groupby(level="rank")[["time", "calls", "bytes_sent"]].sum()
+    per_rank = leaves.groupby(level="rank")[["time (inc)", "calls", "bytes_sent"]].sum()
+    per_rank = per_rank.rename(columns={"time (inc)": "time"})
     f = prof.funcs
     for r in range(prof.nranks):
         mine = f[f["rank"] == r]

@@ -95,6 +95,8 @@ def compare(prof_a: Profile, rep_a: dict, prof_b: Profile, rep_b: dict,
         "summary": summary, "functions": functions, "functions_in_one_only": only_f,
         "regions": regions, "ranks": _ranks(prof_a, rep_a, prof_b, rep_b),
         "timeline": compare_timelines(rep_a.get("timeline"), rep_b.get("timeline")),
+        "callsites": _callsites(rep_a.get("callsites"), rep_b.get("callsites"),
+                                a["nranks"], b["nranks"]),
     }
     out["worse"] = _worse(out)
     return out
@@ -127,6 +129,40 @@ def _functions(fa: list[dict], fb: list[dict], na: int, nb: int) -> tuple[list[d
     rows.sort(key=lambda r: (-r["time"]["delta"], r["name"]))
     only = {"a": sorted(set(ka) - set(kb)), "b": sorted(set(kb) - set(ka))}
     return rows, only
+
+
+def site_key(r: dict) -> tuple:
+    """What identifies a call site across two runs: the function, its line (or module+offset)
+    with the function holding it, and the callers' lines (depth > 1)."""
+    from ..report.tables import callsite_frame_text
+    return (r["function"], r["location"], r["parent"],
+            tuple(callsite_frame_text(f) for f in r["frames"][1:]))
+
+
+def _callsites(ca: dict | None, cb: dict | None, na: int, nb: int) -> list[dict]:
+    """Per call site (matched by site_key), per-rank averages A -> B, biggest growth first;
+    [] unless both runs recorded call sites."""
+    if not ca or not cb or not ca.get("recorded") or not cb.get("recorded"):
+        return []
+    ka = {site_key(r): r for r in ca["rows"]}
+    kb = {site_key(r): r for r in cb["rows"]}
+    rows = []
+    for key in sorted(set(ka) | set(kb), key=str):
+        x, y = _frow(_as_frow(ka.get(key)), max(na, 1)), _frow(_as_frow(kb.get(key)), max(nb, 1))
+        rows.append({"function": key[0], "location": key[1], "parent": key[2],
+                     "called_from": list(key[3]),
+                     "in": "both" if key in ka and key in kb else ("a" if key in ka else "b"),
+                     "time": _change(x["time"], y["time"]), "calls": _change(x["calls"], y["calls"]),
+                     "bytes": _change(x["bytes"], y["bytes"]),
+                     "imbalance_pct": _change(x["imbalance_pct"], y["imbalance_pct"]),
+                     "max_pe": {"a": x["max_pe"], "b": y["max_pe"]}})
+    rows.sort(key=lambda r: (-r["time"]["delta"], r["function"], r["location"]))
+    return rows
+
+
+def _as_frow(r: dict | None) -> dict | None:
+    """A call-site row in the shape _frow reads (a function row's)."""
+    return None if r is None else {**r, "name": r["function"]}
 
 
 def _rstat(r: dict | None, key: str):

@@ -106,6 +106,20 @@ def render(c: dict, console: Console) -> None:
                   fmt_pe(f["max_pe"]["a"]), fmt_pe(f["max_pe"]["b"]))
     console.print(t)
 
+    if c.get("callsites"):
+        t = _table(f"Call sites, per rank, biggest growth first (top {TOP}; --json has all)",
+                   "Function", "Site (parent function)", "time A", "time B", "change", "calls A",
+                   "calls B", "imb. A", "imb. B", "maxPE A", "maxPE B")
+        for r in c["callsites"][:TOP]:
+            where = r["location"] + (f" ({r['parent']})" if r["parent"] else "") + \
+                ("" if r["in"] == "both" else f" (only {r['in'].upper()})")
+            t.add_row(r["function"], where, _num(r["time"]["a"]), _num(r["time"]["b"]),
+                      _pct(r["time"]["change_pct"]), _count(r["calls"]["a"]), _count(r["calls"]["b"]),
+                      _num(r["imbalance_pct"]["a"], lambda v: f"{v:.1f}%"),
+                      _num(r["imbalance_pct"]["b"], lambda v: f"{v:.1f}%"),
+                      fmt_pe(r["max_pe"]["a"]), fmt_pe(r["max_pe"]["b"]))
+        console.print(t)
+
     if c["regions"]:
         t = _table("Regions (seconds per rank, inclusive), A -> B", "Region", "wall A", "wall B",
                    "change", "MPI A", "MPI B", "imb. A", "imb. B", "maxPE A", "maxPE B")

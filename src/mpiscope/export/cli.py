@@ -26,10 +26,12 @@ def register(app: typer.Typer) -> None:
         fmt: str = typer.Option(..., "--format", "-f", metavar="csv|hatchet|json",
                                 help="csv: tidy rows (rank, region, function, calls, time, "
                                      "bytes_sent, bytes_recv) plus FILE's .peers.csv (rank, "
-                                     "peer, messages, bytes) and .timeline.csv (rank, t_start, "
-                                     "t_end, class, seconds); hatchet: a JSON file "
-                                     "hatchet.GraphFrame.from_json loads (regions as the tree, "
-                                     "MPI functions as leaves, one row per rank); json: every "
+                                     "peer, messages, bytes), .timeline.csv (rank, t_start, "
+                                     "t_end, class, seconds) and .callsites.csv (rank, "
+                                     "function, site, location, parent, calls, time, bytes); "
+                                     "hatchet: a JSON file hatchet.GraphFrame.from_json loads "
+                                     "(regions as the tree, MPI functions under them, their "
+                                     "call sites under them, one row per rank); json: every "
                                      "view as columns."),
         output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE",
                                               help="File to write (default: the profile's name "

@@ -12,7 +12,8 @@ import numpy as np
 from ..errors import UserError
 from ..profile import Profile
 
-VIEWS = ("ranks", "functions", "peers", "hist", "regions", "summary", "mpit", "env", "timeline")
+VIEWS = ("ranks", "functions", "peers", "hist", "regions", "summary", "mpit", "env", "timeline",
+         "callsites")
 
 
 def _names(ids: np.ndarray, table: dict[int, str]) -> np.ndarray:
@@ -211,9 +212,55 @@ def timeline_frame(prof: Profile):
                          "class": np.array(classes, dtype=object)[c], "seconds": v[r, c, b]})
 
 
+def site_names(prof: Profile) -> dict[int, dict]:
+    """Site id -> {"location", "file", "line", "parent"} (symbolized as the report does)."""
+    from ..report.callsites import LOST, location, resolve_sites, symbolizer_from_env
+
+    ids = sorted(prof.callsite_defs)
+    frames, _ = resolve_sites(prof, ids, symbolizer_from_env())
+    out = {0: {"location": LOST, "file": None, "line": None, "parent": None}}
+    for sid, fr in frames.items():
+        first = fr[0] if fr else None
+        out[sid] = {"location": location(first), "file": first["file"] if first else None,
+                    "line": first["line"] if first else None,
+                    "parent": first["function"] if first else None}
+    return out
+
+
+def callsites_frame(prof: Profile):
+    """One row per (rank, function, call site): rank, function, site (16 hex digits),
+    location (file:line, else module+offset), file, line, parent (the function holding
+    the line), calls, time, bytes_sent, bytes_recv, time_min, time_max (s). Empty for a
+    profile without call sites."""
+    import pandas as pd
+
+    from .. import format as fmt
+
+    _need_full(prof, "callsites")
+    c = prof.callsites[prof.callsites["bucket"] == fmt.SITE_TOTAL]
+    names = site_names(prof) if len(c) else {}
+    uniq, inv = np.unique(c["site"], return_inverse=True)
+    info = [names.get(int(u), {"location": f"{int(u):016x}", "file": None, "line": None,
+                               "parent": None}) for u in uniq.tolist()]
+    inv = inv.ravel()
+
+    def col(key):
+        return np.array([i[key] for i in info], dtype=object)[inv] if len(c) else \
+            np.zeros(0, dtype=object)
+    return pd.DataFrame({
+        "rank": c["rank"].astype(np.int64), "function": _func_names(prof, c["func"]),
+        "site": np.array([f"{int(u):016x}" for u in uniq.tolist()], dtype=object)[inv]
+        if len(c) else np.zeros(0, dtype=object),
+        "location": col("location"), "file": col("file"), "line": col("line"),
+        "parent": col("parent"), "calls": c["calls"].astype(np.int64), "time": c["time"],
+        "bytes_sent": c["bytes_sent"].astype(np.int64), "bytes_recv": c["bytes_recv"].astype(np.int64),
+        "time_min": c["time_min"], "time_max": c["time_max"]})
+
+
 _BUILDERS = {"ranks": ranks_frame, "functions": functions_frame, "peers": peers_frame,
              "hist": hist_frame, "regions": regions_frame, "summary": summary_frame,
-             "mpit": mpit_frame, "env": env_frame, "timeline": timeline_frame}
+             "mpit": mpit_frame, "env": env_frame, "timeline": timeline_frame,
+             "callsites": callsites_frame}
 
 
 def frame(prof: Profile, view: str = "functions"):

@@ -9,8 +9,11 @@ per rank::
 
 The tree: the program is the root; MPI_Pcontrol regions nest below it as the
 runtime recorded them (a region under the parent of its first record, as
-``mpiscope report`` places it); each MPI function is a leaf under the region
-it was called in (outside every region: under the root).
+``mpiscope report`` places it); each MPI function is a node under the region
+it was called in (outside every region: under the root), and its call sites
+(``file:line (function)``, else ``module+offset``) are leaves under it. Call
+sites are not split by region: a function called in several regions keeps its
+sites in the report and the CSV export, not in this tree.
 
 Metrics per (node, rank):
 - ``time (inc)``: root: the rank's wall time; region: its wall time
@@ -77,12 +80,39 @@ def _tree(prof: Profile) -> tuple[list[dict], dict[int, int], dict[tuple[int, in
     return nodes, region_node, leaf
 
 
+def _site_nodes(prof: Profile, nodes: list[dict], leaf: dict[tuple[int, int], int]) -> dict[tuple[int, int], int]:
+    """Add each call site as a leaf under its function's node (functions recorded in one
+    region only); (site id, function) -> node."""
+    from .. import format as fmt
+    from .frames import site_names
+
+    cs = prof.callsites[prof.callsites["bucket"] == fmt.SITE_TOTAL]
+    if not len(cs):
+        return {}
+    by_func: dict[int, list[int]] = {}
+    for rid, fid in leaf:
+        by_func.setdefault(fid, []).append(rid)
+    names = site_names(prof)
+    out = {}
+    for site, fid in np.unique(np.stack([cs["site"], cs["func"].astype(np.uint64)], axis=1),
+                               axis=0).tolist():
+        regions = by_func.get(int(fid), [])
+        if len(regions) != 1:
+            continue
+        info = names.get(int(site), {"location": f"{int(site):016x}", "parent": None})
+        out[(int(site), int(fid))] = len(nodes)
+        nodes.append({"name": info["location"] + (f" ({info['parent']})" if info["parent"] else ""),
+                      "type": "callsite", "parent": leaf[(regions[0], int(fid))]})
+    return out
+
+
 def frames(prof: Profile) -> tuple[list[dict], dict[str, np.ndarray]]:
     """The nodes and, per node, per-rank metric arrays (n_nodes x n_ranks each)."""
     if prof.is_summary:
         raise UserError("the hatchet export needs per-rank records, which a summary-mode "
                         "profile does not have")
     nodes, region_node, leaf = _tree(prof)
+    site_node = _site_nodes(prof, nodes, leaf)
     n, p = len(nodes), prof.nranks
     inc = np.zeros((n, p))
     calls = np.zeros((n, p), np.int64)
@@ -99,6 +129,16 @@ def frames(prof: Profile) -> tuple[list[dict], dict[str, np.ndarray]]:
                                     minlength=n * p).astype(np.int64)
         recv.flat[:] += np.bincount(idx, weights=f["bytes_recv"],
                                     minlength=n * p).astype(np.int64)
+    if site_node:
+        from .. import format as fmt
+        cs = prof.callsites[prof.callsites["bucket"] == fmt.SITE_TOTAL]
+        node_of = np.array([site_node.get((int(s), int(f)), -1)
+                            for s, f in zip(cs["site"].tolist(), cs["func"].tolist())], np.int64)
+        keep = node_of >= 0
+        idx = node_of[keep] * p + cs["rank"][keep].astype(np.int64)
+        for arr, field in ((inc, "time"), (calls, "calls"), (sent, "bytes_sent"), (recv, "bytes_recv")):
+            arr.flat[:] += np.bincount(idx, weights=cs[field][keep].astype(np.float64),
+                                       minlength=n * p).astype(arr.dtype)
     regs = prof.regions
     for rid, node in region_node.items():
         if rid == 0:

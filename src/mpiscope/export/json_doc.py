@@ -2,7 +2,7 @@
 
     {"schema": "mpiscope-export/1", "profile": {...report "profile" facts...},
      "ranks": {"rank": [...], "wall": [...], ...}, "functions": {...}, "peers": {...},
-     "regions": {...}, "hist": {...}}
+     "regions": {...}, "hist": {...}, "callsites": {...}}
 
 Each view is an object of equal-length column arrays (``pandas.DataFrame(doc["functions"])``
 rebuilds the frame); a summary-mode profile has "summary" and "hist" instead; either has
@@ -26,6 +26,8 @@ def write(prof: Profile, path: Path) -> list[Path]:
                                                          "regions", "hist")
     if prof.timeline_bins is not None:
         views += ("timeline",)
+    if "callsites" in prof.meta:
+        views += ("callsites",)
     with open(path, "w", encoding="utf-8") as f:
         f.write('{"schema": %s, "profile": %s' % (json.dumps(SCHEMA),
                                                   json.dumps(_profile_info(prof, None))))

@@ -152,6 +152,29 @@ def _regions_section(prof: Profile, rep: dict) -> Markup | None:
         "regions) and its own function table."), *subs, anchor="regions")
 
 
+# Call sites whose time per rank is drawn (most time first).
+SITE_BARS = 3
+
+
+def _callsites_section(prof: Profile, rep: dict) -> Markup | None:
+    """Every call site in a sortable table, and the top sites' time per rank."""
+    cs = rep.get("callsites")
+    if not cs or not cs["rows"]:
+        return None
+    from ..report.callsites import site_rank_times
+    parts = [tables.callsites_table(cs)] + [page.note(n) for n in cs["notes"]]
+    for r in cs["rows"][:SITE_BARS]:
+        t = site_rank_times(prof, r)
+        if t is None:
+            break
+        parts += rank_views({"site": t}, "site", r["time_per_rank"],
+                            f"{r['function']} at {r['location']}: its time per rank", "site time")
+    if prof.is_summary:
+        parts.append(page.note("A summary-mode profile has no per-rank rows: each site's "
+                               "min/max/avg per rank and minPE/maxPE are in the table."))
+    return page.section("Call sites", *parts, anchor="callsites")
+
+
 def _mpit_section(mpit: dict | None) -> Markup | None:
     """MPI_T variables, or why there are none, when the run asked for them."""
     if not mpit or not mpit.get("recorded"):
@@ -196,6 +219,7 @@ def profile_sections(prof: Profile, rep: dict, diagnosis: dict | None,
         page.section("MPI functions", tables.function_table(
             rep["functions"], "MPI functions (time per rank in seconds); click a header to "
                               "sort"), anchor="functions") if rep["functions"] else None,
+        _callsites_section(prof, rep),
         _mpit_section(rep.get("mpit")),
         page.section("Communicators", tables.comm_table(rep["communicators"]), anchor="comms")
         if rep.get("communicators") else None,
@@ -211,7 +235,8 @@ def profile_sections(prof: Profile, rep: dict, diagnosis: dict | None,
     ]
     sections = [s for s in sections if s is not None]
     titles = {"run": "Run", "diagnosis": "Diagnosis", "pop": "POP", "ranks": "Per rank",
-              "timeline": "Timeline", "functions": "Functions", "mpit": "MPI_T", "comms": "Communicators",
+              "timeline": "Timeline", "functions": "Functions", "callsites": "Call sites", "mpit": "MPI_T",
+              "comms": "Communicators",
               "comm": "Communication", "sizes": "Message sizes", "regions": "Regions",
               "io": "MPI-IO", "environment": "Environment"}
     nav = [(a, label) for a, label in titles.items() if f'id="{a}"' in "".join(sections)]

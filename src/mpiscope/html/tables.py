@@ -168,3 +168,28 @@ def comm_table(rows: list[dict]) -> Markup:
     return page.table(["communicator", "size", "members", "% MPI", "total time", "calls",
                        "bytes sent", "bytes recv", "functions"], out,
                       caption="MPI per communicator (whole run; members as world ranks)")
+
+
+def callsites_table(cs: dict) -> Markup:
+    """Every call site (``rep["callsites"]``): where, parent function, totals, time per rank."""
+    deep = (cs.get("depth") or 1) > 1
+    from ..report.tables import callsite_frame_text
+    out = []
+    for r in cs["rows"]:
+        s = r["time_per_rank"]
+        callers = " < ".join(callsite_frame_text(f) for f in r["frames"][1:])
+        inlined = "; ".join(f"inlined in {i['function'] or '?'} at "
+                            f"{(i['file'] or '?').rsplit('/', 1)[-1]}:{i['line'] or '?'}"
+                            for f in r["frames"][:1] for i in f["inlined_in"])
+        out.append([cell(str(r["rank_by_time"]), r["rank_by_time"]), r["function"], r["location"],
+                    r["parent"] or NA, *([callers or NA] if deep else []), inlined or NA,
+                    cell(fmt_pct(r["pct_mpi"]), r["pct_mpi"]), cell(fmt_time(r["time"]), r["time"]),
+                    cell(fmt_count(r["calls"]), r["calls"]),
+                    cell(fmt_bytes(r["bytes_sent"] + r["bytes_recv"]), r["bytes_sent"] + r["bytes_recv"]),
+                    *_stat_cells(s), cell(fmt_time(r["call_time_max"]), r["call_time_max"])])
+    return page.table(["#", "function", "site", "parent function", *(["called from"] if deep else []),
+                       "inlined", "% MPI", "total time", "calls", "bytes", *STAT_COLUMNS,
+                       "slowest call"], out,
+                      caption="Call sites, most time first (time per rank in seconds); click a "
+                              "header to sort")
+

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ...profile import Profile
 from ..common import MIN_COST_PCT, ev, finding, worth
+from ..sites import site_evidence
 
 RULE = "excessive-barriers"
 # Barriers per rank below which they are setup/teardown, not a pattern.
@@ -25,6 +26,7 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
     if not rows or calls < MIN_CALLS_PER_RANK or not worth(cost, rep, MIN_COST_PCT):
         return []
     evidence = [ev("barriers per rank", calls, ""), ev("barrier time per rank (avg)", cost, "s")]
+    evidence += site_evidence(rep, *(r["name"] for r in rows))
     s = rows[0]["time_per_rank"]
     if s["min_pe"] is not None:
         evidence.append(ev(f"least barrier time: rank {s['min_pe']} (the last to arrive)",

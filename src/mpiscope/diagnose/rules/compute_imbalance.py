@@ -10,6 +10,7 @@ import numpy as np
 
 from ...profile import Profile
 from ..common import MIN_COST_PCT, ev, finding, negative_useful, profile_arg, ranks_field, stat, worth
+from ..sites import site_evidence
 
 RULE = "compute-imbalance"
 # POP's load balance below which imbalance is called a problem (POP marks < 80 % as poor).
@@ -43,6 +44,8 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                 ev("compute time avg", avg, "s"),
                 ev("load balance avg/max", 100.0 * avg / top, "%"),
                 ev("compute imbalance (CrayPat)", comp["imbalance_pct"], "%")]
+    evidence += site_evidence(rep, *(r["name"] for r in rep["functions"] if r["kind"] in ("wait", "coll")),
+                              what="wait and collective")
     worst = _worst_region(rep)
     command = None
     if worst is not None:

@@ -17,6 +17,7 @@ import numpy as np
 from ... import format as fmt
 from ...profile import Profile
 from ..common import MIN_COST_PCT, ev, finding, program_command, ranks_field, worth
+from ..sites import site_evidence
 
 RULE = "late-arrival"
 # Without sync data: CrayPat imbalance of the collective's time per rank above which the
@@ -58,6 +59,7 @@ def _with_sync(prof: Profile, rep: dict, rows: dict) -> list[dict]:
                 ev("time in the collectives themselves, avg per rank", body_avg, "s"),
                 ev(f"{coll['name']}: sync time / own time",
                    worst["time"] / coll["time"] if coll["time"] else float("inf"), "x")]
+    evidence += site_evidence(rep, coll["name"])
     return [finding(RULE, f"Late arrival at collectives: ranks wait for the last one before "
                     f"{coll['name']} (not a slow collective)", cost, rep, ranks, evidence,
                     "Find what delays the late ranks before the collective (in POP on the "
@@ -78,6 +80,7 @@ def _without_sync(prof: Profile, rep: dict, rows: dict) -> list[dict]:
         evidence = [ev(f"{r['name']} time per rank: min (minPE {s['min_pe']})", s["min"], "s"),
                     ev("avg", s["avg"], "s"), ev(f"max (maxPE {s['max_pe']})", s["max"], "s"),
                     ev("imbalance", s["imbalance_pct"], "%"), ev("calls", r["calls"], "")]
+        evidence += site_evidence(rep, r["name"])
         out.append(finding(RULE, f"{r['name']} time varies across ranks: late arrival or a "
                            "slow collective (rerun with --sync to tell)", cost, rep,
                            ranks_field([s["max_pe"]]), evidence,

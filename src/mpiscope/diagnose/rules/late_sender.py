@@ -15,6 +15,7 @@ import numpy as np
 
 from ...profile import Profile
 from ..common import MIN_COST_PCT, ev, finding, negative_useful, ranks_field, stat, worth
+from ..sites import site_evidence
 from .compute_imbalance import LB_MAX, slow_ranks
 
 RULE = "late-sender"
@@ -53,6 +54,7 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
     if len(others):
         evidence.append(ev(f"wait time of the other ranks (mean of {len(others)})",
                            float(wait[others].mean()), "s"))
+    evidence += site_evidence(rep, *(r["name"] for r in rep["functions"] if r["kind"] == "wait"), what="wait")
     return [finding(RULE, "Waiting on late senders: the partners of the slow ranks block in "
                     "receives", cost, rep, ranks_field(partners), evidence,
                     "The data arrives late because its senders compute longer: balance their "

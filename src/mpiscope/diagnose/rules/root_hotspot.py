@@ -13,6 +13,7 @@ import numpy as np
 from ... import format as fmt
 from ...profile import Profile
 from ..common import MIN_COST_PCT, ev, finding, ranks_field, worth
+from ..sites import site_evidence
 
 RULE = "root-hotspot"
 # Share of all bytes a function receives (or sends) that one rank must hold.
@@ -65,6 +66,7 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
         evidence = [ev(f"bytes rank {rank} {direction} in {name}", int(nbytes), "B"),
                     ev(f"its share of all bytes {direction} in {name}", 100.0 * share, "%"),
                     ev(f"{name} time per rank (avg)", cost, "s"), ev("calls", row["calls"], "")]
+        evidence += site_evidence(rep, name)
         comp = next(r for r in rep["summary"] if r["metric"] == "compute")
         if comp["max_pe"] == rank and comp["imbalance_pct"] > 0:
             evidence.append(ev(f"rank {rank} is also maxPE of compute time, imbalance",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ...profile import Profile
 from ..common import MIN_COST_PCT, ev, finding, worth
+from ..sites import site_evidence
 
 RULE = "small-collectives"
 # Histogram bucket of the largest scalar: bucket b holds [2^(b-1), 2^b - 1] bytes, so
@@ -52,6 +53,7 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
         evidence = [ev("calls per rank", calls, ""),
                     ev("share of its calls carrying at most 15 bytes", 100.0 * small / r["calls"], "%"),
                     ev(f"{r['name']} time per rank (avg)", r["time_per_rank"]["avg"], "s")]
+        evidence += site_evidence(rep, r["name"])
         out.append(finding(RULE, f"Many small collectives: {calls:,.0f} {size} "
                            f"{r['name']} calls per rank", cost, rep,
                            {"count": prof.nranks, "min_pe": 0, "max_pe": prof.nranks - 1,
