@@ -94,15 +94,23 @@ def _site_nodes(prof: Profile, nodes: list[dict], leaf: dict[tuple[int, int], in
         by_func.setdefault(fid, []).append(rid)
     names = site_names(prof)
     out = {}
-    for site, fid in np.unique(np.stack([cs["site"], cs["func"].astype(np.uint64)], axis=1),
-                               axis=0).tolist():
+    named: dict[tuple[int, str], int] = {}   # sites on one line (compiler copies) are one node
+    pairs = np.unique(np.stack([cs["site"], cs["func"].astype(np.uint64)], axis=1), axis=0).tolist()
+
+    def order(pair):     # a function's sites by file and line, not by site id (build-dependent)
+        info = names.get(int(pair[0]), {})
+        return (pair[1], info.get("file") or "", info.get("line") or 0, info.get("location") or "")
+    for site, fid in sorted(pairs, key=order):
         regions = by_func.get(int(fid), [])
         if len(regions) != 1:
             continue
         info = names.get(int(site), {"location": f"{int(site):016x}", "parent": None})
-        out[(int(site), int(fid))] = len(nodes)
-        nodes.append({"name": info["location"] + (f" ({info['parent']})" if info["parent"] else ""),
-                      "type": "callsite", "parent": leaf[(regions[0], int(fid))]})
+        name = info["location"] + (f" ({info['parent']})" if info["parent"] else "")
+        parent = leaf[(regions[0], int(fid))]
+        if (parent, name) not in named:
+            named[(parent, name)] = len(nodes)
+            nodes.append({"name": name, "type": "callsite", "parent": parent})
+        out[(int(site), int(fid))] = named[(parent, name)]
     return out
 
 
