@@ -166,7 +166,7 @@ enum mpiscope_rank_metric {
     MPISCOPE_RM_INIT, MPISCOPE_RM_INIT_OWN, MPISCOPE_RM_FINALIZE, MPISCOPE_RM_CPU_TIME,
     MPISCOPE_RM_NCPUS, MPISCOPE_RM_THREADS, MPISCOPE_RM_OVERLAP, MPISCOPE_RM_UNBOUND,
     MPISCOPE_RM_OVERSUB, MPISCOPE_RM_LOAD, MPISCOPE_RM_NODE_CPUS, MPISCOPE_RM_RUN_DELAY,
-    MPISCOPE_RM_COUNT
+    MPISCOPE_RM_NODE_IDLE, MPISCOPE_RM_COUNT
 };
 #define MPISCOPE_RM_ENV_COUNT (MPISCOPE_RM_COUNT - MPISCOPE_RM_INIT)
 enum mpiscope_func_metric {
@@ -271,8 +271,9 @@ enum mpiscope_env_flags {
     MPISCOPE_ENV_VARS_CUT = 1u << 3      /* the variable set was cut to 16 KiB */
 };
 #define MPISCOPE_ENV_NO_RANK 0xFFFFFFFFu
-#define MPISCOPE_ENV_VERSION 2       /* section layout: 2 added node_cpus and run_delay (v1: 80 bytes) */
-typedef struct {                 /* 96 bytes, record r is rank r */
+/* section layout: 2 added node_cpus and run_delay (v1: 80 bytes), 3 node_idle (v2: 96) */
+#define MPISCOPE_ENV_VERSION 3
+typedef struct {                 /* 104 bytes, record r is rank r */
     uint32_t rank;
     uint32_t flags;              /* enum mpiscope_env_flags */
     uint64_t cpus;               /* id of its affinity mask as a CPU list (META environment.cpus) */
@@ -290,6 +291,8 @@ typedef struct {                 /* 96 bytes, record r is rank r */
     uint32_t reserved;
     double run_delay;            /* s its threads were runnable but waited for a CPU (schedstat),
                                     MPI_Init return to MPI_Finalize; 0 where the kernel has no schedstat */
+    double node_idle;            /* CPU-seconds the node's CPUs the job may use (node_cpus) sat idle,
+                                    same window (/proc/stat idle + iowait) */
 } mpiscope_env_t;
 
 /* --- snapshots (docs/runtime.md "Snapshots") -------------------------------------

@@ -60,6 +60,8 @@ static struct {
     uint64_t t_fin0, t_fin1;           /* MPI_Finalize entry, end of our barrier */
     double cpu0, cpu1;                 /* process CPU seconds at MPI_Init return, MPI_Finalize */
     double delay0, delay1;             /* run-queue seconds of its threads, same two points */
+    double idle0, idle1;               /* idle seconds of the node's CPUs the job may use, same */
+    uint64_t nodeset[ENV_WORDS];       /* those CPUs */
     uint32_t flags, ncpus, threads, overlap, overlap_rank, node_cpus;
     double load;
     uint64_t cpus_id, vars_id;
@@ -103,8 +105,9 @@ static double env_run_delay(void)
     return total;
 }
 
-/* CPUs of "0-3,8,10-11" (a cpuset list); 0 if the text is no list. */
-static uint32_t env_count_list(const char *s)
+/* The CPUs of "0-3,8,10-11" (a cpuset list) into bits (those numbered below ENV_MAX_CPUS);
+ * returns how many it names, 0 if the text is no list. */
+static uint32_t env_parse_list(const char *s, uint64_t *bits)
 {
     uint32_t n = 0;
     while (*s && *s != '\n') {
@@ -118,7 +121,11 @@ static uint32_t env_count_list(const char *s)
             if (end == s)
                 return 0;
         }
-        n += b >= a ? (uint32_t)(b - a + 1) : 0;
+        for (long c = a; c <= b; c++) {
+            if (c >= 0 && c < ENV_MAX_CPUS)
+                bits[c / 64] |= 1ull << (c % 64);
+            n++;
+        }
         s = *end == ',' ? end + 1 : end;
     }
     return n;
@@ -128,14 +135,15 @@ static uint32_t env_count_list(const char *s)
  * Slurm gives the job; v2 cpuset.cpus.effective, v1 cpuset.effective_cpus), else the CPUs
  * online. RATIONALE: a rank's own affinity mask may be narrowed by a launcher or a wrapper
  * (taskset); the node's count tells a pinning mistake (CPUs left idle) from a node that
- * simply has fewer CPUs than the job runs threads. */
-static uint32_t env_node_cpus(void)
+ * simply has fewer CPUs than the job runs threads, and its idle time (env_idle_seconds)
+ * whether the ranks that waited for a CPU could have had one. */
+static uint32_t env_node_set(uint64_t *bits)
 {
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    uint32_t n = online > 0 ? (uint32_t)online : 0;
-    FILE *fp = fopen("/proc/self/cgroup", "r");
     char line[4096], path[4352], list[4096];
-    while (fp && fgets(line, sizeof line, fp)) {
+    uint64_t set[ENV_WORDS];
+    uint32_t n = 0;
+    FILE *fp = fopen("/proc/self/cgroup", "r");
+    while (fp && !n && fgets(line, sizeof line, fp)) {
         line[strcspn(line, "\n")] = 0;
         char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
         if (!b)
@@ -147,17 +155,53 @@ static uint32_t env_node_cpus(void)
         else
             continue;
         FILE *cs = fopen(path, "r");
-        if (cs && fgets(list, sizeof list, cs)) {
-            uint32_t c = env_count_list(list);
-            if (c && (!n || c < n))
-                n = c;
-        }
+        memset(set, 0, sizeof set);
+        if (cs && fgets(list, sizeof list, cs) && (n = env_parse_list(list, set)) != 0)
+            memcpy(bits, set, sizeof set);
         if (cs)
             fclose(cs);
     }
     if (fp)
         fclose(fp);
+    if (n)
+        return n;
+    FILE *on = fopen("/sys/devices/system/cpu/online", "r");
+    memset(set, 0, sizeof set);
+    if (on && fgets(list, sizeof list, on))
+        n = env_parse_list(list, set);
+    if (on)
+        fclose(on);
+    if (!n) {   /* no sysfs: CPUs 0..online-1 */
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        for (long i = 0; i < c && i < ENV_MAX_CPUS; i++)
+            set[i / 64] |= 1ull << (i % 64);
+        n = c > 0 ? (uint32_t)c : 0;
+    }
+    memcpy(bits, set, sizeof set);
     return n;
+}
+
+/* Seconds the given CPUs were idle so far (idle + iowait of /proc/stat, summed over them;
+ * clock ticks of 1/sysconf(_SC_CLK_TCK) s). */
+static double env_idle_seconds(const uint64_t *bits)
+{
+    FILE *fp = fopen("/proc/stat", "r");
+    if (!fp)
+        return 0.0;
+    long hz = sysconf(_SC_CLK_TCK);
+    char line[512];
+    unsigned long long ticks = 0;
+    while (fgets(line, sizeof line, fp)) {
+        int c;
+        unsigned long long v[5];
+        if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9' ||
+            sscanf(line + 3, "%d %llu %llu %llu %llu %llu", &c, &v[0], &v[1], &v[2], &v[3], &v[4]) != 6)
+            continue;
+        if (c >= 0 && c < ENV_MAX_CPUS && (bits[c / 64] >> (c % 64) & 1))
+            ticks += v[3] + v[4];
+    }
+    fclose(fp);
+    return hz > 0 ? (double)ticks / (double)hz : 0.0;
 }
 
 void mpiscope_env_init_enter(void)
@@ -182,6 +226,8 @@ void mpiscope_env_started(void)
 {
     env.cpu0 = env_cpu_seconds();
     env.delay0 = env_run_delay();
+    env.node_cpus = env_node_set(env.nodeset);
+    env.idle0 = env_idle_seconds(env.nodeset);
 }
 
 static int env_has_openmp(struct dl_phdr_info *info, size_t size, void *found)
@@ -309,7 +355,6 @@ void mpiscope_env_node(MPI_Comm node, const int *node_ranks, int node_size)
     if (openmp)
         env.flags |= MPISCOPE_ENV_OPENMP;
     env.ncpus = (uint32_t)env_popcount(mine.bits, NULL);
-    env.node_cpus = env_node_cpus();
     env.threads = mine.threads = env_threads(openmp, env.ncpus);
     env_cpulist(mine.bits, &env.cpus);
     env_variables();
@@ -364,6 +409,7 @@ void mpiscope_env_finalize(MPI_Comm comm)
 {
     env.cpu1 = env_cpu_seconds();
     env.delay1 = env_run_delay();
+    env.idle1 = env_idle_seconds(env.nodeset);
     env.t_fin0 = mpiscope_now();
     PMPI_Barrier(comm);
     env.t_fin1 = mpiscope_now();
@@ -392,6 +438,7 @@ void mpiscope_env_fill(const mpiscope_final_t *f, mpiscope_env_t *r)
     r->load = env.load;
     r->node_cpus = env.node_cpus;
     r->run_delay = env.delay1 > env.delay0 ? env.delay1 - env.delay0 : 0.0;
+    r->node_idle = env.idle1 > env.idle0 ? env.idle1 - env.idle0 : 0.0;
 }
 
 /* The rank metrics MPISCOPE_RM_INIT.. (summary mode), in enum order. */
@@ -403,7 +450,7 @@ void mpiscope_env_metrics(const mpiscope_final_t *f, double *out)
         r.init, r.init_own, r.finalize, r.cpu_time, r.ncpus, r.threads, r.overlap,
         (r.flags & MPISCOPE_ENV_UNBOUND) ? 1.0 : 0.0,
         r.threads > r.ncpus && r.ncpus ? (double)(r.threads - r.ncpus) : 0.0, r.load,
-        r.node_cpus, r.run_delay};
+        r.node_cpus, r.run_delay, r.node_idle};
     memcpy(out, v, sizeof v);
 }
 

@@ -46,9 +46,10 @@ FUNC_METRICS = ["calls", "bytes_sent", "bytes_recv", "time"]
 # Rank-level SUMMARY metrics after RANK_METRICS: each rank's ENV values, reduced the same way
 # (unbound: 1 or 0; oversub: threads beyond the CPUs of its mask).
 ENV_METRICS = ["init", "init_own", "finalize", "cpu_time", "ncpus", "threads", "overlap",
-               "unbound", "oversub", "load", "node_cpus", "run_delay"]
-# ENV_METRICS a runtime before ENV layout 2 did not reduce (their summary records are absent).
-ENV_METRICS_V2 = ("node_cpus", "run_delay")
+               "unbound", "oversub", "load", "node_cpus", "run_delay", "node_idle"]
+# ENV_METRICS a runtime before ENV layout 2 or 3 did not reduce (their summary records are
+# absent: read as 0, unknown).
+ENV_METRICS_V2 = ("node_cpus", "run_delay", "node_idle")
 SUMMARY_RANK_METRICS = RANK_METRICS + ENV_METRICS
 
 HEADER = np.dtype([
@@ -142,16 +143,17 @@ ENV_OPENMP = 1 << 1
 ENV_MASK_CUT = 1 << 2
 ENV_VARS_CUT = 1 << 3
 ENV_NO_RANK = 0xFFFFFFFF
-# Layout 2 added node_cpus and run_delay; the reader widens a layout-1 section (ENV_V1) to it
-# with both 0 (unknown).
-ENV_VERSION = 2
+# Layout 2 added node_cpus and run_delay, layout 3 node_idle; the reader widens an older
+# section (ENV_V1, ENV_V2) to the newest with the new fields 0 (unknown).
+ENV_VERSION = 3
 ENV_V1 = np.dtype([
     ("rank", "<u4"), ("flags", "<u4"), ("cpus", "<u8"), ("vars", "<u8"),
     ("init", "<f8"), ("init_own", "<f8"), ("finalize", "<f8"), ("cpu_time", "<f8"),
     ("ncpus", "<u4"), ("threads", "<u4"), ("overlap", "<u4"), ("overlap_rank", "<u4"),
     ("load", "<f8"),
 ])
-ENV = np.dtype(ENV_V1.descr + [("node_cpus", "<u4"), ("reserved", "<u4"), ("run_delay", "<f8")])
+ENV_V2 = np.dtype(ENV_V1.descr + [("node_cpus", "<u4"), ("reserved", "<u4"), ("run_delay", "<f8")])
+ENV = np.dtype(ENV_V2.descr + [("node_idle", "<f8")])
 
 # What each thread of a rank was doing at a snapshot (partial profiles only).
 NOT_IN_MPI = 0xFFFF
@@ -199,7 +201,7 @@ SECTION_DTYPES = {
 
 # Section layout versions a reader accepts (1 for every kind not named), and the dtype of each
 # older one.
-SECTION_VERSIONS = {SEC_ENV: {1: ENV_V1, ENV_VERSION: ENV}}
+SECTION_VERSIONS = {SEC_ENV: {1: ENV_V1, 2: ENV_V2, ENV_VERSION: ENV}}
 
 
 def section_dtype(kind: int, mode: str) -> np.dtype:
@@ -215,7 +217,7 @@ assert FUNC.itemsize == 64 and HIST.itemsize == 32 and PEER.itemsize == 24
 assert REGION.itemsize == 40 and NODE.itemsize == 72 and SUMMARY.itemsize == 56
 assert INFLIGHT.itemsize == 32 and SNAP_HEADER.itemsize == 128 and COMM.itemsize == 48
 assert MPIT.itemsize == 32
-assert ENV_V1.itemsize == 80 and ENV.itemsize == 96
+assert ENV_V1.itemsize == 80 and ENV_V2.itemsize == 96 and ENV.itemsize == 104
 assert MODULE.itemsize == 4168 and CALLSITE.itemsize == 64
 
 

@@ -478,7 +478,7 @@ def synthetic(nranks: int, *, ppn: int = 64, steps: int = 100, halo_bytes: int =
         env["init_own"] = 0.01
         env["finalize"] = rng.random(n) * 1e-3
         env["cpu_time"] = wall
-        env["ncpus"], env["threads"], env["load"] = 1, 1, 1.0
+        env["ncpus"], env["threads"], env["load"], env["node_cpus"] = 1, 1, 1.0, ppn
         env["overlap_rank"] = fmt.ENV_NO_RANK
         meta["environment"] = {"cpus": {f"{int(i):016x}": str(c) for c, i in enumerate(cpu_ids)},
                                "variables": {f"{fmt.fnv1a64(vtext):016x}": variables}}

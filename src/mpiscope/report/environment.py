@@ -22,7 +22,7 @@ NODE_ROWS = 16
 GROUP_ROWS = 16
 
 # Per-rank values shown as min/max/avg/minPE/maxPE (fmt.ENV_METRICS names).
-TIMES = ("init", "init_own", "finalize", "cpu_time", "run_delay")
+TIMES = ("init", "init_own", "finalize", "cpu_time", "run_delay", "node_idle")
 
 
 def env_values(prof: Profile) -> dict[str, np.ndarray]:
@@ -32,7 +32,7 @@ def env_values(prof: Profile) -> dict[str, np.ndarray]:
     threads, ncpus = e["threads"].astype(np.float64), e["ncpus"].astype(np.float64)
     out = {k: e[k].astype(np.float64) for k in ("init", "init_own", "finalize", "cpu_time",
                                                 "ncpus", "threads", "overlap", "load",
-                                                "node_cpus", "run_delay")}
+                                                "node_cpus", "run_delay", "node_idle")}
     out["unbound"] = ((e["flags"] & fmt.ENV_UNBOUND) != 0).astype(np.float64)
     out["oversub"] = np.where(ncpus > 0, np.maximum(threads - ncpus, 0.0), 0.0)
     return out

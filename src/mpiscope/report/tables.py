@@ -316,7 +316,8 @@ def io_table(files: list[dict]) -> Table:
 ENV_TIME_ROWS = [("init", "MPI_Init (entry to exit)"), ("init_own", "  of it mpiscope's own setup"),
                  ("finalize", "MPI_Finalize: wait for the last rank"),
                  ("cpu_time", "CPU time (user + system)"),
-                 ("run_delay", "waiting for a CPU (run queue)")]
+                 ("run_delay", "waiting for a CPU (run queue)"),
+                 ("node_idle", "its node's CPUs idle (CPU-seconds)")]
 
 
 def environment_table(env: dict) -> Table:

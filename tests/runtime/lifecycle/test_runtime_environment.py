@@ -69,23 +69,27 @@ def test_unbound_ranks_share_every_cpu(impl):
     assert build_report(prof)["environment"]["unbound_ranks"] == 2
 
 
-def test_a_profile_of_env_layout_1_reads_with_the_new_fields_unknown(tmp_path):
-    # profiles written before ENV layout 2 (80-byte records, no node_cpus / run_delay)
+def test_profiles_of_older_env_layouts_read_with_the_new_fields_unknown(tmp_path):
+    # ENV layout 1 (80-byte records, before node_cpus / run_delay) and 2 (96, before node_idle)
     prof, path = envruns.bound("openmpi")
     from mpiscope import reader, testing
-    old = np.zeros(2, fmt.ENV_V1)
-    for name in fmt.ENV_V1.names:
-        old[name] = prof.env[name]
-    data = testing.encode({fmt.SEC_META: json.dumps(prof.meta).encode(), fmt.SEC_RANKS: prof.ranks,
-                           fmt.SEC_FUNCS: prof.funcs, fmt.SEC_HIST: prof.hist,
-                           fmt.SEC_PEERS: prof.peers, fmt.SEC_REGIONS: prof.regions,
-                           fmt.SEC_NODES: prof.nodes, fmt.SEC_ENV: old}, nranks=2)
-    (tmp_path / "v1.mpiscope").write_bytes(data)
-    back = reader.read(str(tmp_path / "v1.mpiscope"))
-    assert back.env.dtype == fmt.ENV and back.env["node_cpus"].tolist() == [0, 0]
-    assert back.env["cpu_time"].tolist() == prof.env["cpu_time"].tolist()
-    env = build_report(back)["environment"]
-    assert env["available"] and env["node_cpus"]["max"] == 0
+    for version, dtype in ((1, fmt.ENV_V1), (2, fmt.ENV_V2)):
+        old = np.zeros(2, dtype)
+        for name in dtype.names:
+            old[name] = prof.env[name]
+        data = testing.encode({fmt.SEC_META: json.dumps(prof.meta).encode(),
+                               fmt.SEC_RANKS: prof.ranks, fmt.SEC_FUNCS: prof.funcs,
+                               fmt.SEC_HIST: prof.hist, fmt.SEC_PEERS: prof.peers,
+                               fmt.SEC_REGIONS: prof.regions, fmt.SEC_NODES: prof.nodes,
+                               fmt.SEC_ENV: old}, nranks=2)
+        path = tmp_path / f"v{version}.mpiscope"
+        path.write_bytes(data)
+        back = reader.read(str(path))
+        assert back.env.dtype == fmt.ENV and back.env["node_idle"].tolist() == [0, 0]
+        assert back.env["cpu_time"].tolist() == prof.env["cpu_time"].tolist()
+        assert back.env["node_cpus"].tolist() == ([0, 0] if version == 1 else [os.cpu_count()] * 2)
+        env = build_report(back)["environment"]
+        assert env["available"] and env["node_idle"]["max"] == 0
 
 
 def test_taskset_pins_both_ranks_to_core_0():
@@ -101,6 +105,8 @@ def test_taskset_pins_both_ranks_to_core_0():
     wall = prof.ranks["wall"]
     assert (e["run_delay"] > 0.25 * wall).all() and (e["cpu_time"] + e["run_delay"] > 0.7 * wall).all()
     assert e["node_cpus"].tolist() == [os.cpu_count()] * 2
+    # the node's idle CPU time over the run: at most every CPU for the whole run (10 ms ticks)
+    assert ((e["node_idle"] >= 0) & (e["node_idle"] <= os.cpu_count() * wall + 0.05)).all()
     df = prof.to_pandas("env")  # the same, as a pandas view
     assert df["cpus"].tolist() == ["0", "0"] and df["overlap_rank"].tolist() == [1, 0]
     assert not df["unbound"].any() and df["load"].tolist() == [2.0, 2.0]
