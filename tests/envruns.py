@@ -19,9 +19,9 @@ def omp_env(threads: int) -> tuple[tuple[str, str], ...]:
     return (("OMP_NUM_THREADS", str(threads)),)
 
 
-def bound(impl: str, threads: int = 1, **kw):
-    """Each rank bound to its own core, ``threads`` OpenMP threads per rank."""
-    return er.run_program(impl, N, OMP_STEPS, launch=BIND_CORE[impl], env=omp_env(threads), **kw)
+def bound(impl: str, threads: int = 1, n: int = N, **kw):
+    """Each of n ranks bound to its own core, ``threads`` OpenMP threads per rank."""
+    return er.run_program(impl, n, OMP_STEPS, launch=BIND_CORE[impl], env=omp_env(threads), **kw)
 
 
 def unbound(impl: str, **kw):

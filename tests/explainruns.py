@@ -32,7 +32,6 @@ HOT_FACTOR = 30
 STENCIL_HOT = STENCIL + ("--hot-rank", "1", "--hot-factor", str(HOT_FACTOR))
 ZONAL_GATHER = ("zonal", "--steps", "10", "--variant", "gather")
 ZONAL_DISTRIBUTED = ("zonal", "--steps", "10", "--variant", "distributed")
-STENCIL_TINY = ("stencil", "--grid", "32x32", "--steps", "400")
 # pcg: a tiny grid, so that the allreduces' latency is a real share of each iteration (at
 # 2 ranks an 8-byte allreduce costs ~1 us here), and many iterations, so that one
 # descheduling does not decide the run's shares. The allreduces take 13-16 % of the run at

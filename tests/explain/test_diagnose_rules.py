@@ -14,9 +14,13 @@ import pytest
 import envruns
 import explainruns as er
 import mpitest
-from mpiscope.diagnose import SCHEMA, diagnose
-from mpiscope.diagnose.common import MIN_COST_PCT
+from mpiscope.diagnose import SCHEMA, diagnose, rerun
+from mpiscope.diagnose.common import MIN_COST_PCT, hist_cells, p2p_by_bucket
+from mpiscope.diagnose.rules import latency
 from mpiscope.report import build_report
+
+CPU_RULES = {"cpu-starved", "oversubscribed", "unbound-ranks", "cpu-overlap",
+             "openmp-oversubscribed"}
 
 # every rule judges timings of real runs: run alone (conftest._machine_share)
 pytestmark = pytest.mark.alone
@@ -117,9 +121,11 @@ def test_late_arrival_with_and_without_sync(impl):
     assert "pre-post" in f["fix"] and build_report(prof)["profile"]["sync"]
     # without --sync: a suspect, and the exact rerun command
     prof, f = late_arrival(impl, n, late)
-    assert f["command"] == ("mpiscope run --sync -- mpirun -n %d " % n
-                            + " ".join(prof.meta["argv"]))
+    # the user's own launch (recorded by mpiscope run), rerun with --sync
+    assert f["command"] == ("mpiscope run --sync -- "
+                            + prof.meta["settings"]["MPISCOPE_LAUNCH"])
     assert f["command"].endswith("diag_steps 40 20000 allreduce")
+    assert f["settle"] and f["change"] == rerun.change("measure", run_options=["--sync"])
     # summary mode: the same, from the runtime's reduced per-rank sync time
     prof, f = late_arrival(impl, n, late, mode="summary", sync=True)
     srow = next(r for r in build_report(prof)["summary"] if r["metric"] == "sync")
@@ -150,9 +156,10 @@ def test_threads_summed(impl):
     # How much they overlap by themselves is the scheduler's choice (one run in three on a
     # quiet machine, none in ten once in CI), so the last rank starts 300 ms late: rank 0's
     # two threads then both wait in MPI for 300 ms, and its summed MPI time exceeds its wall
-    # time in every run.
+    # time in every run. (Rank 1's two threads start together after the sleep; on a loaded
+    # machine their busy-polling MPICH calls overlap too, so only rank 0 is asserted.)
     prof = er.run_program(impl, 2, ("threads", "300"))[0]
-    assert (prof.ranks["mpi"] > prof.ranks["wall"]).tolist() == [True, False]
+    assert prof.ranks["mpi"][0] > prof.ranks["wall"][0]
     rep = build_report(prof)
     diag = diagnose(prof, rep)
     f = diag["findings"][0]
@@ -168,12 +175,30 @@ def test_threads_summed(impl):
 
 
 def test_small_messages(impl):
+    # 16 messages of 64 B to each ring neighbour per step (tests/programs/truth_msgs), packed
+    # into one of 1 KiB as the fix. What packing saves is each call's own cost, not the wait
+    # for the partner: the cost is the posting calls' time (their average: they never wait),
+    # so whether it reaches the bar on a loaded machine is the machine's business; the
+    # formula, and the fixed program's silence, are the program's.
     for n in sizes(impl):
-        # 32x32 points: 64-256 B halo messages. The 5 % bar is relative to a run that the
-        # loaded test machine can stretch (see late_arrival): found in one of three runs.
-        er.first_run_where(lambda p: "small-messages" in rules_of(p), er.run, impl, n,
-                           er.STENCIL_TINY)
-        assert "small-messages" not in rules_of(er.run(impl, n, er.STENCIL_FLAT)[0])
+        split = ("truth_msgs", "2000", "16", "64", "split", "nonblocking", "0", "20")
+        prof, _ = er.run_program(impl, n, split)
+        rep = build_report(prof)
+        small = {h["bucket"] for h, c in p2p_by_bucket(rep) if c and h["hi"] < latency.SMALL_BYTES}
+        cost, spent = latency.per_message_cost(prof, rep, small)
+        cells = hist_cells(prof)
+        posts = sum(cells[(f, 7)][1] for f in ("MPI_Isend", "MPI_Irecv")) / n
+        assert small == {7} and cost == pytest.approx(posts)  # 64 B: bucket 7, posts only
+        worth = 100 * cost / prof.ranks["wall"].max() >= MIN_COST_PCT
+        found = rules_of(prof)
+        assert ("small-messages" in found) == worth
+        if worth:
+            f = found["small-messages"][0]
+            assert f["bound"] == "upper" and f["cost_s"] == cost
+            assert {e["label"]: e["value"] for e in f["evidence"]}[
+                "point-to-point calls of at most 1024 B (sends and receives)"] == 2000 * 64 * n
+        packed = split[:4] + ("packed",) + split[5:]
+        assert "small-messages" not in rules_of(er.run_program(impl, n, packed)[0])
 
 
 def test_io_through_rank0(impl):
@@ -203,7 +228,9 @@ def test_cli_text_and_json(impl):
     proc = mpitest.run(mpitest.mpiscope_cmd("diagnose", "--json", path))
     out = json.loads(proc.stdout)
     # the costliest finding within the run (MPI_Init's share of a tiny job is costed on the job)
-    in_run = [f["rule"] for f in out["findings"] if f["pct_of"] == "run" and f["cost_s"] > 0]
+    # (the CPU rules price what the machine's load did to the run: not the program's)
+    in_run = [f["rule"] for f in out["findings"] if f["pct_of"] == "run" and f["cost_s"] > 0
+              and f["rule"] not in CPU_RULES]
     assert out["schema"] == SCHEMA and in_run[0] == "root-hotspot"
     assert out["pop"]["available"]
     proc = mpitest.run(mpitest.mpiscope_cmd("diagnose", path))

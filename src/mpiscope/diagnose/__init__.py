@@ -10,11 +10,15 @@ a pure function ``(Profile, report dict) -> list[finding]``; ``render`` and
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..profile import Profile
 from .common import MIN_COST_PCT, job_time, runtime
 from .rules import RULES, threads
 
 SCHEMA = "mpiscope-diagnosis/1"
+# Run-queue wait (share of the run) from which the limits warn that times are stretched.
+CPU_WAIT_LIMIT = 0.2
 
 
 def diagnose(prof: Profile, rep: dict) -> dict:
@@ -48,6 +52,10 @@ def limits(prof: Profile, rep: dict) -> list[str]:
     if not p["sync"]:
         out.append("no MPISCOPE_SYNC data: time in collectives cannot be split into late "
                    "arrival and the collective itself (rerun with mpiscope run --sync)")
+    ppn = p.get("ppn_model")
+    if ppn and prof.nranks % ppn and not prof.is_summary:
+        out.append(f"--ppn {ppn} leaves the last node with {prof.nranks % ppn} rank(s): rank "
+                   "placement is not judged (a rank order fills whole nodes)")
     if not prof.is_summary and (p["nnodes"] or 0) < 2:
         out.append("all ranks on one node: off-node placement and MPI-IO aggregator crowding "
                    "cannot be judged (diagnose --ppn N models N ranks per node)")
@@ -57,6 +65,18 @@ def limits(prof: Profile, rep: dict) -> list[str]:
     else:
         out.append("no environment records (a profile from an older runtime, or a snapshot): "
                    "MPI_Init/MPI_Finalize time, CPU binding and OpenMP threads cannot be checked")
+    env = rep.get("environment") or {}
+    wall = float(next(r for r in rep["summary"] if r["metric"] == "wall")["max"] or 0.0)
+    if env.get("available") and wall > 0:
+        if len(prof.env):  # per thread: the runtime sums a rank's threads' waits
+            waited = float((prof.env["run_delay"] / np.maximum(prof.env["threads"], 1)).max())
+        else:
+            waited = float(env["run_delay"]["max"]) / max(float(env["threads"]["max"]), 1.0)
+        if waited >= CPU_WAIT_LIMIT * wall:
+            out.append(f"ranks waited up to {100 * waited / wall:.0f}% of the run for a CPU: "
+                       "every time in this profile is stretched by the work that held the "
+                       "CPUs, so costs priced from waiting and latency are less certain; "
+                       "profile again on CPUs of the job's own")
     out += [f"profile warning: {w}" for w in rep.get("warnings", [])
             if "all ranks ran on one node" not in w]
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from ..report.tables import fmt_bytes, fmt_count, fmt_time, header_lines, pop_lines, pop_table
+from .common import cost_text
 
 
 def _value(e: dict) -> str:
@@ -44,12 +45,14 @@ def render(diag: dict, rep: dict, console: Console) -> None:
     for i, f in enumerate(diag["findings"], 1):
         console.print()
         console.print(f"{i}. [{f['rule']}] {f['title']}", style="bold", highlight=False, markup=False)
-        console.print(f"   cost: ~{fmt_time(f['cost_s'])} s ({f['cost_pct']:.1f}% of the "
-                      f"{f.get('pct_of', 'run')})",
-                      highlight=False, markup=False)
+        console.print(f"   cost: {cost_text(f, fmt_time)}", highlight=False, markup=False)
+        if f.get("method"):
+            console.print(f"   how: {f['method']}", highlight=False, markup=False)
         console.print(f"   ranks: {_ranks(f['ranks'])}", highlight=False, markup=False)
         for e in f["evidence"]:
             console.print(f"   - {e['label']}: {_value(e)}", highlight=False, markup=False)
+        if f.get("settle"):
+            console.print(f"   to tell: {f['settle']}", highlight=False, markup=False)
         console.print(f"   fix: {f['fix']}", highlight=False, markup=False)
         if f["command"]:
             console.print(f"   next: {f['command']}", highlight=False, markup=False, soft_wrap=True)

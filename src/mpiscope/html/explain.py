@@ -52,13 +52,15 @@ def _ranks(r: dict | None) -> str | None:
 
 def finding(f: dict) -> Markup:
     """One finding: title, cost, ranks, evidence table, fix and next command."""
-    cost = f"costs {fmt_time(f.get('cost_s'))} s ({f.get('cost_pct', 0):.1f}% of the run)" \
-        if f.get("cost_s") is not None else None
+    from ..diagnose.common import cost_text  # here: the page works without diagnose installed
+
+    cost = cost_text({"cost_pct": 0.0, **f}, fmt_time) if f.get("cost_s") is not None else None
     evidence = f.get("evidence") or []
     return page.el(
         "div",
         page.el("h3", f.get("title") or f.get("rule") or "finding"),
-        page.facts([("Rule", f.get("rule")), ("Cost", cost), ("Ranks", _ranks(f.get("ranks"))),
+        page.facts([("Rule", f.get("rule")), ("Cost", cost), ("How", f.get("method")),
+                    ("Ranks", _ranks(f.get("ranks"))), ("To tell", f.get("settle")),
                     ("Fix", f.get("fix")),
                     ("Next", page.el("code", f["command"]) if f.get("command") else None)]),
         page.table(["evidence", "value", "unit"],

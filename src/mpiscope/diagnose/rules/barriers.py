@@ -37,4 +37,6 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                     evidence,
                     "Remove barriers that order nothing: point-to-point and collective calls "
                     "already synchronise what depends on them; to time phases use "
-                    "MPI_Pcontrol regions, and mpiscope run --sync for collectives.")]
+                    "MPI_Pcontrol regions, and mpiscope run --sync for collectives.",
+                    bound="upper", method="the barriers' time per rank (the waiting a barrier "
+                    "absorbs can reappear at the next blocking call)")]

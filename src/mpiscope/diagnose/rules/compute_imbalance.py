@@ -56,7 +56,9 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                     top - avg, rep, ranks, evidence,
                     "Give the slow ranks less work: split the domain by cost, not by grid "
                     "points (CM1's storm ranks in WRF on Blue Waters), or move work from the maxPE "
-                    "rank; the others' wait and collective time falls with it.", command)]
+                    "rank; the others' wait and collective time falls with it.", command,
+                    method="compute time max - avg: what every rank saves if the work is "
+                           "spread evenly")]
 
 
 def _worst_region(rep: dict) -> dict | None:

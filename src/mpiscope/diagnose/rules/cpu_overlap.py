@@ -1,13 +1,19 @@
-"""cpu-overlap: bound ranks of one node pinned to the same CPUs (seed 001: "multiple threads
-spawned on the same core, which can be disastrous").
+"""cpu-overlap: bound ranks of one node pinned to the same CPUs while CPUs of the node are
+left to others (seed 001: "multiple threads spawned on the same core, which can be
+disastrous").
 
 The runtime compares the affinity masks of each node's ranks at MPI_Init and records, per rank,
 how many other bound ranks share a CPU with it and how many threads compete for its CPUs
-(``load``: threads per CPU, each rank's threads spread evenly over its mask). A rank whose
-CPUs carry ``load`` > 1 threads per CPU computes at most 1/load as fast as on CPUs of its own.
-Cost = the largest compute time of an overlapping rank x (1 - 1/load): what the slowest of
-them would save with CPUs of its own (the others wait for it). Unbound ranks are the
-unbound-ranks rule's, not this one's.
+(``load``: threads per CPU, each rank's threads spread evenly over its mask). A node whose
+CPUs are fewer than the job's threads is the oversubscribed rule's: binding cannot help there.
+Otherwise binding each rank to CPUs of its own gives it the CPU share the other ranks took:
+with fair sharing a rank got s = CPU time / wall time of a CPU, 1/s = load + O threads of
+other processes, and alone with those others it gets 1/(1 + O): a CPU-bound run shrinks by
+wall x s x (load - 1) (cpu.own_share_gain; on a node free of other work s = 1/load and this is
+wall x (1 - 1/load)). Cost = the largest over the overlapping ranks (the others wait for it).
+A profile without the run-queue wait (before ENV layout 2) uses the model alone: the largest
+compute time of an overlapping rank x (1 - 1/load). Unbound ranks are the unbound-ranks
+rule's, not this one's.
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ import numpy as np
 
 from ...profile import Profile
 from ...report.environment import env_values
-from ..common import (BIND_ANYWHERE, MIN_COST_PCT, bind_command, env_of, ev, finding, ranks_field,
-                     stat, worth)
+from .. import cpu, rerun
+from ..common import (BIND_ANYWHERE, MIN_COST_PCT, bind_change, env_of, ev, finding, ranks_field,
+                      stat, worth)
+from .oversubscribed import oversubscribed_nodes
 
 RULE = "cpu-overlap"
 
@@ -37,10 +45,16 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                     ev(f"threads per CPU, most crowded rank ({env['load']['max_pe']})", load, "x")]
     else:
         v = env_values(prof)
-        over = np.flatnonzero(v["overlap"] > 0)
+        nd = cpu.nodes(prof)
+        crowded = oversubscribed_nodes(prof, rep)
+        over = np.flatnonzero((v["overlap"] > 0) & ~np.isin(nd.of_rank, crowded))
+        if not len(over):
+            return []
         compute = prof.rank_metric("compute")[over]
         slowdown = 1.0 - 1.0 / np.maximum(v["load"][over], 1.0)
-        cost = float((np.maximum(compute, 0.0) * slowdown).max())
+        model = float((np.maximum(compute, 0.0) * slowdown).max())
+        known = cpu.run_delay_known(prof)
+        cost = float(cpu.own_share_gain(prof, over).max()) if known else model
         ranks = ranks_field(over)
         e = prof.env
         r = int(over[0])
@@ -54,11 +68,21 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                     ev("threads per CPU on their CPUs (max)", float(v["load"][over].max()), "x"),
                     ev("CPU time they got per thread, share of their wall time (avg)",
                        100.0 * share, "%")]
+        if known:
+            evidence.append(ev("time an overlapping rank waited for a CPU (max)",
+                               float(prof.env["run_delay"][over].max()), "s"))
     if not worth(cost, rep, MIN_COST_PCT):
         return []
+    ch = bind_change(prof, rep)
+    measured = not prof.is_summary and cpu.run_delay_known(prof)
     return [finding(RULE, f"Ranks pinned to the same CPUs: {env['overlap_ranks']:,} bound "
                     f"rank(s) share CPUs with another rank of their node", cost, rep, ranks,
                     evidence,
                     "Give every rank CPUs of its own: bind with the launcher instead of a "
                     "wrapper that pins every rank alike (taskset, numactl), e.g. "
-                    + BIND_ANYWHERE + ".", bind_command(prof))]
+                    + BIND_ANYWHERE + ".", rerun.command(prof, rep, ch) if ch else None,
+                    bound=None if measured else "upper", change=ch,
+                    method="wall x CPU share x (threads per CPU - 1): the share the other ranks "
+                           "on its CPUs took (fair sharing)" if measured else
+                           "the slowest overlapping rank's compute time x (1 - 1/threads per "
+                           "CPU on its CPUs)")]

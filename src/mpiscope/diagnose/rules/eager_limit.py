@@ -10,8 +10,13 @@ The limit is the library's default for the transport most of the bytes took (MET
 mpi_library, the on-node/off-node split), or the variable's value when the run set it
 (ENV section); LIMITS below has the defaults and where they come from. "Just above": the
 histogram buckets starting below ABOVE x limit whose sizes are mostly at or above the limit. Fires when at least SHARE of the point-to-point messages (calls with
-a size: sends and receives, 0-byte ones left out) are there. Cost = point-to-point time per
-rank (p2p + wait kinds, avg) x that share: an upper bound, as if rendezvous cost all of it.
+a size: sends and receives, blocking or not; 0-byte ones left out) are there. What raising the
+limit removes is the rendezvous handshake, not the wait for a partner that is late (issue 29:
+BT's 62.5 % claim gained nothing): cost = the calls carrying those messages, each at the
+fastest call its function made anywhere in the run (handshake included: an upper bound of
+the protocol's share), never more than the average call of its size; the rest of their time
+is waiting, which the evidence gives apart. A code that sends them only with MPI_Isend pays the
+handshake inside MPI_Wait*, which has no size: there the cost is what its posting calls show.
 The value to try: the top of the largest such message's bucket plus 1 KiB for the library's
 header, rounded up to a KiB.
 """
@@ -19,8 +24,9 @@ header, rounded up to a KiB.
 from __future__ import annotations
 
 from ...profile import Profile
+from .. import rerun
 from ..common import (MIN_COST_PCT, all_ranks, env_of, ev, finding, mpi_family, p2p_by_bucket,
-                     p2p_time, program_command, worth)
+                      p2p_calls_cost, p2p_time, worth)
 
 RULE = "eager-limit"
 SHARE = 0.5
@@ -96,6 +102,29 @@ def library_key(prof: Profile, rep: dict, variables: dict) -> tuple[str, str] | 
     return None
 
 
+def near_limit(rep: dict, limit: int) -> tuple[set[int], int, int, int]:
+    """(buckets just above the limit, messages in them, all messages with a size, the top of
+    the largest such message's bucket)."""
+    buckets: set[int] = set()
+    total = near = top = 0
+    for h, n in p2p_by_bucket(rep):
+        total += n
+        # log2 buckets: one that holds the limit counts when most of its sizes are above it
+        if n and h["hi"] + 1 - max(h["lo"], limit) >= limit - min(h["lo"], limit) \
+                and h["hi"] >= limit and h["lo"] < ABOVE * limit:
+            near += n
+            top = max(top, h["hi"] + 1)
+            buckets.add(h["bucket"])
+    return buckets, near, total, top
+
+
+def protocol_cost(prof: Profile, rep: dict, buckets: set[int]) -> tuple[float, float]:
+    """(what the rendezvous of these messages costs per rank at most, their calls' time per
+    rank): each call at its function's fastest (the handshake included), never more than the
+    average call of its size; the rest of their time is waiting for the partner."""
+    return p2p_calls_cost(prof, rep, buckets, posts_at_average=False)
+
+
 def rule(prof: Profile, rep: dict) -> list[dict]:
     env = env_of(rep)
     variables = env["variables"]["all_ranks"] if env else {}
@@ -106,18 +135,10 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
     limit = _size(variables.get(var)) or default
     if not limit:
         return []
-    total = near = top = 0
-    for h, n in p2p_by_bucket(rep):
-        total += n
-        # log2 buckets: one that holds the limit counts when most of its sizes are above it
-        if n and h["hi"] + 1 - max(h["lo"], limit) >= limit - min(h["lo"], limit) \
-                and h["hi"] >= limit and h["lo"] < ABOVE * limit:
-            near += n
-            top = max(top, h["hi"] + 1)
+    buckets, near, total, top = near_limit(rep, limit)
     if total == 0 or near < SHARE * total:
         return []
-    p2p = p2p_time(rep)
-    cost = p2p * near / total
+    cost, spent = protocol_cost(prof, rep, buckets)
     if not worth(cost, rep, MIN_COST_PCT):
         return []
     value = -(-(top + HEADER_ROOM) // 1024) * 1024
@@ -126,16 +147,22 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
         "UCX's auto on shared memory, measured" if var == "UCX_RNDV_THRESH" else
         "the library's default")
     evidence = [ev(f"eager limit ({name}, {set_by})", limit, "B"),
-                ev(f"point-to-point messages of {limit} B up to {ABOVE * limit - 1} B", near, ""),
+                ev(f"point-to-point messages of {limit} B up to {ABOVE * limit - 1} B "
+                   "(sends and receives)", near, ""),
                 ev("their share of all point-to-point messages", 100.0 * near / total, "%"),
                 ev("largest of them below", top, "B"),
-                ev("point-to-point time per rank (avg)", p2p, "s")]
+                ev("their calls' time per rank (avg)", spent, "s"),
+                ev("of it, every call at its fastest (the protocol's share at most)", cost, "s"),
+                ev("point-to-point time per rank (avg)", p2p_time(rep), "s")]
     how = option.format(v=value)
+    ch = rerun.change("launch", env={var: str(value)}) if key[0] != "cray" else None
     return [finding(RULE, f"Messages just above the eager limit: {100 * near / total:.0f}% of "
                     f"point-to-point messages are {limit}-{top - 1} B, sent by rendezvous",
                     cost, rep, all_ranks(prof), evidence,
                     f"Raise the eager limit past these messages: {var}={value} ({how}), then "
                     "compare the two profiles (mpiscope compare); or send smaller messages. "
                     "Eager buffers cost memory per peer, so raise it only as far as needed.",
-                    program_command(prof, f"{var}={value} mpiscope run")
-                    if key[0] != "cray" else None)]
+                    rerun.command(prof, rep, ch) if ch else None, bound="upper", change=ch,
+                    method="their calls' count x each function's fastest call (the handshake "
+                           "included); the rest of their time is waiting for partners, which a "
+                           "higher limit does not remove")]

@@ -41,5 +41,6 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                 "run is imbalanced", cost, rep, ranks, evidence,
                 f"The work after the last synchronisation is uneven (rank {fin['min_pe']} "
                 "arrives last): balance it, or find it with MPI_Pcontrol regions around the "
-                "final phase (output, checks) and mpiscope report --region NAME.")
+                "final phase (output, checks) and mpiscope report --region NAME.",
+                method="the wait in MPI_Finalize, avg - min over ranks")
     return [of_job(f, rep)]

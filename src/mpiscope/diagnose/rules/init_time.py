@@ -40,5 +40,7 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                 "cases per job) so it amortises. If it grows with the rank count it is the "
                 "launcher's wire-up: use the site's PMIx launch (srun --mpi=pmix), keep "
                 "connections lazy (the default: do not preconnect), and compare MPI_Init "
-                "across job sizes (mpiscope scale).")
+                "across job sizes (mpiscope scale).",
+                method="the longest MPI_Init less mpiscope's own setup (no rank computes "
+                       "before every rank is wired up)")
     return [of_job(f, rep)]

@@ -52,7 +52,9 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                                    "Write collectively: every rank writes its own block with "
                                    "MPI_File_set_view + MPI_File_write_all (the stencil's "
                                    "--io mpiio), instead of gathering the field to one rank "
-                                   "that writes alone (WRF on Blue Waters)."))
+                                   "that writes alone (WRF on Blue Waters).", bound="upper",
+                                   method="that rank's MPI-IO time + the time per rank "
+                                          "gathering its data (the others wait for it)"))
     out += _aggregators(prof, rep)
     return out
 
@@ -83,5 +85,7 @@ def _aggregators(prof: Profile, rep: dict) -> list[dict]:
                            "Spread the aggregators over the nodes: set cb_config_list to "
                            "\"*:1\" (one per node) and cb_nodes to the number of nodes, or use "
                            "a rank order that keeps them apart (WRF on Blue Waters).",
-                           f"mpiscope place aggregators {profile_arg(prof)}"))
+                           f"mpiscope place aggregators {profile_arg(prof)}",
+                           method="collective MPI-IO time per rank x the share of nodes "
+                                  "without an aggregator"))
     return out

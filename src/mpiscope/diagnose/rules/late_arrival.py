@@ -16,7 +16,8 @@ import numpy as np
 
 from ... import format as fmt
 from ...profile import Profile
-from ..common import MIN_COST_PCT, ev, finding, program_command, ranks_field, worth
+from .. import rerun
+from ..common import MIN_COST_PCT, ev, finding, ranks_field, worth
 from ..sites import site_evidence
 
 RULE = "late-arrival"
@@ -65,7 +66,9 @@ def _with_sync(prof: Profile, rep: dict, rows: dict) -> list[dict]:
                     "Find what delays the late ranks before the collective (in POP on the "
                     "Cray XT the halo update): pre-post the receives (MPI_Irecv before the computation "
                     "that precedes the sends) and balance their work; the collective itself "
-                    "is not the problem.")]
+                    "is not the problem.",
+                    method="sync time avg - min over ranks: the waiting beyond the last rank's, "
+                           "which even arrival saves")]
 
 
 def _without_sync(prof: Profile, rep: dict, rows: dict) -> list[dict]:
@@ -81,11 +84,16 @@ def _without_sync(prof: Profile, rep: dict, rows: dict) -> list[dict]:
                     ev("avg", s["avg"], "s"), ev(f"max (maxPE {s['max_pe']})", s["max"], "s"),
                     ev("imbalance", s["imbalance_pct"], "%"), ev("calls", r["calls"], "")]
         evidence += site_evidence(rep, r["name"])
+        ch = rerun.change("measure", run_options=["--sync"])
         out.append(finding(RULE, f"{r['name']} time varies across ranks: late arrival or a "
                            "slow collective (rerun with --sync to tell)", cost, rep,
                            ranks_field([s["max_pe"]]), evidence,
                            "Rerun with timing barriers: mpiscope run --sync times a barrier "
                            "before each collective, separating ranks arriving late from the "
                            "collective's own cost (Worley's timing barriers in POP on the Cray XT).",
-                           program_command(prof, "mpiscope run --sync")))
+                           rerun.command(prof, rep, ch), change=ch,
+                           settle="a run with --sync (the command below) splits this time into "
+                                  "waiting for late ranks and the collective's own",
+                           method="the collective's time per rank, avg - min (the fastest rank "
+                                  "shows what the operation itself needs)"))
     return out

@@ -60,4 +60,6 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                     "The data arrives late because its senders compute longer: balance their "
                     "work (see compute-imbalance); pre-post the receives (MPI_Irecv before "
                     "the computation) and overlap, so the partners compute while the data "
-                    "travels.")]
+                    "travels.",
+                    method="partners' mean wait - the slow ranks' mean wait, at most the slow "
+                           "ranks' extra compute")]

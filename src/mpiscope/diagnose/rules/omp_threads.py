@@ -3,9 +3,17 @@ get aprun -d correct": OMP_NUM_THREADS=4 on a depth of 1 puts four threads on on
 
 Per rank the runtime records the CPUs of its mask and the threads OpenMP will start
 (OMP_NUM_THREADS's first level, when an OpenMP runtime is loaded). With T threads on C < T
-CPUs, a parallel region runs at most C/T as fast. Cost = the largest compute time of such a
-rank x (1 - C/T): what it saves with one CPU per thread (if all its compute is in parallel
-regions; serial parts lose nothing, so this is an upper bound).
+CPUs the threads share the work, so a parallel region takes the time of C threads, not T
+(issue 29: 2 threads on 1 CPU ran about 15 % slower than 1 thread, not twice as slow).
+
+Where the node has a CPU for every thread of the job (else it is the oversubscribed rule's),
+the fix gives each rank T CPUs; a region then runs T/C times as fast. From the evidence: the
+rank's threads waited for its CPUs (run-queue wait) while they shared them; with T threads on
+C CPUs each region of length L makes them wait (T - C) x L in all, and one CPU per thread
+saves L x (T - C)/T, so the gain is the run-queue wait / T. Cost = the largest, over such
+ranks, of run_delay / T, at most compute x (1 - C/T) (all compute in parallel regions: the
+upper bound the finding also gives; without the run-queue wait, an older profile, that bound
+is the cost).
 """
 
 from __future__ import annotations
@@ -13,7 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...profile import Profile
-from ..common import BIND_ANYWHERE, MIN_COST_PCT, bind_command, env_of, ev, finding, ranks_field, stat, worth
+from .. import cpu, rerun
+from ..common import (BIND_ANYWHERE, MIN_COST_PCT, bind_change, env_of, ev, finding, ranks_field,
+                      stat, worth)
+from .oversubscribed import oversubscribed_nodes, summary_oversubscribed
 
 RULE = "openmp-oversubscribed"
 
@@ -22,28 +33,48 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
     env = env_of(rep)
     if not env or not env["oversub_ranks"]:
         return []
-    if prof.is_summary:
+    known = False
+    if prof.is_summary or not len(prof.env):
+        if summary_oversubscribed(rep):
+            return []
         threads, ncpus = int(env["threads"]["max"]), int(env["ncpus"]["min"])
         comp = float(stat(rep, "compute")["max"])
-        cost = comp * (1.0 - ncpus / threads) if threads > ncpus > 0 else 0.0
+        bound = comp * (1.0 - ncpus / threads) if threads > ncpus > 0 else 0.0
+        cost = bound
         ranks = ranks_field([env["threads"]["max_pe"]])
         over_count = env["oversub_ranks"]
     else:
         e = prof.env
-        over = np.flatnonzero((e["threads"] > e["ncpus"]) & (e["ncpus"] > 0))
+        nd = cpu.nodes(prof)
+        crowded = oversubscribed_nodes(prof, rep)
+        over = np.flatnonzero((e["threads"] > e["ncpus"]) & (e["ncpus"] > 0)
+                              & ~np.isin(nd.of_rank, crowded))
+        if not len(over):
+            return []
         t, c = e["threads"][over].astype(np.float64), e["ncpus"][over].astype(np.float64)
         compute = np.maximum(prof.rank_metric("compute")[over], 0.0)
-        worst = int(np.argmax(compute * (1.0 - c / t)))
-        cost = float(compute[worst] * (1.0 - c[worst] / t[worst]))
+        bounds = compute * (1.0 - c / t)
+        known = cpu.run_delay_known(prof)
+        gains = np.minimum(e["run_delay"][over] / t, bounds) if known else bounds
+        worst = int(np.argmax(gains))
+        cost, bound = float(gains[worst]), float(bounds[worst])
         threads, ncpus = int(t[worst]), int(c[worst])
         ranks = ranks_field(over)
         over_count = len(over)
     evidence = [ev("OpenMP threads per rank", threads, ""), ev("CPUs in its affinity mask", ncpus, ""),
-                ev("ranks running more threads than CPUs", over_count, "")]
+                ev("ranks running more threads than CPUs", over_count, ""),
+                ev("what one CPU per thread gains at most (all compute in parallel regions)",
+                   bound, "s")]
     if not worth(cost, rep, MIN_COST_PCT):
         return []
+    ch = bind_change(prof, rep, threads)
     return [finding(RULE, f"{threads} OpenMP threads on {ncpus} CPU(s): {over_count:,} rank(s) "
                     "run more threads than CPUs in their mask", cost, rep, ranks, evidence,
                     f"Give each rank as many cores as threads ({BIND_ANYWHERE}), or set "
                     f"OMP_NUM_THREADS={ncpus} to the CPUs each rank has.",
-                    bind_command(prof, threads))]
+                    rerun.command(prof, rep, ch) if ch else None,
+                    bound=None if known else "upper", cost_max_s=bound if known else None,
+                    change=ch,
+                    method="the rank's run-queue wait / its threads (what one CPU per thread "
+                           "saves), at most compute x (1 - CPUs/threads)" if known else
+                           "compute x (1 - CPUs/threads): all compute in parallel regions")]

@@ -80,5 +80,7 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                "spreads the sending." % rank)
         out.append(finding(RULE, f"Root hot spot: rank {rank} {direction} {100 * share:.0f}% "
                            f"of the bytes of {name}", cost, rep, ranks_field([rank]),
-                           evidence, fix))
+                           evidence, fix, bound="upper",
+                           method=f"the time per rank in {name} (every rank waits for the root "
+                                  "in it)"))
     return out
