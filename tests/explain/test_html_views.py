@@ -128,7 +128,16 @@ def test_diagnosis_and_pop_dicts_render_what_is_there():
             "limits": ["one run only"]}
     html = diagnosis_section(diag)
     assert "rank &lt;2&gt; is slow" in html and "Compute &lt;b&gt;imbalance&lt;/b&gt;" in html
-    assert "1.250 s (12.5% of the run)" in html and "maxPE 2" in html
+    assert "~1.250 s (12.5% of the run)" in html and "maxPE 2" in html
+    # a cost of the job (MPI_Init), a bound, an ambiguous case: the page says which
+    f = diag["findings"][0]
+    more = [{**f, "pct_of": "job"}, {**f, "bound": "upper"},
+            {**f, "cost_max_s": 5.0, "cost_max_pct": 50.0, "settle": "rerun with --sync",
+             "method": "half the calls x the fastest call"}]
+    html = diagnosis_section({**diag, "findings": more})
+    assert "~1.250 s (12.5% of the job)" in html and "up to ~1.250 s (12.5% of the run)" in html
+    assert "up to 5.000 s (50.0%)" in html and "rerun with --sync" in html
+    assert "half the calls x the fastest call" in html
     assert "<code>mpiscope place auto</code>" in html and "one run only" in html
     assert diagnosis_section(None) is None
     pop = {"available": True, "why_not": None,
@@ -145,3 +154,25 @@ def test_diagnosis_and_pop_dicts_render_what_is_there():
     missing = pop_section({"available": False, "why_not": "summary mode without wall",
                            "whole": None, "regions": [], "notes": []})
     assert "Not available" in missing and "summary mode without wall" in missing
+
+
+def test_page_details_issue_29(tmp_path):
+    """The per-rank chart sorted by compute labels its bars with ranks, one rank's page has
+    one minPE/maxPE arrow, "Arguments" leaves the program out, and the traffic matrix says it
+    is point-to-point and gives the collectives' bytes."""
+    from mpiscope.html.profile_page import rank_views
+
+    parts = {"compute": np.array([1.0, 3.0, 2.0]), "mpi": np.zeros(3)}
+    _, ordered = rank_views(parts, "compute", {"max_pe": 1, "min_pe": 0}, "t", "compute")
+    assert '"title":{"text":"rank, sorted by compute, largest first"}' in ordered
+    assert '"ticktext":["1","2","0"]' in ordered  # ranks by compute, largest first
+    (one,) = rank_views({"compute": np.array([2.0]), "mpi": np.zeros(1)}, "compute",
+                        {"max_pe": 0, "min_pe": 0}, "t", "compute", sort=False)
+    assert one.count("PE 0 (compute)") == 1 and "maxPE and minPE 0 (compute)" in one
+    path = testing.write_synthetic(tmp_path / "s.mpiscope", 8, ppn=4)
+    out = tmp_path / "s.html"
+    mpitest.run(mpitest.mpiscope_cmd("html", str(path), "-o", str(out)))
+    page = out.read_text()
+    assert "/synthetic/stencil2d 2x4" not in page and "2x4" in page  # the argument, once
+    assert "Point-to-point bytes sent, sender x receiver" in page
+    assert "point-to-point traffic only" in page and "MPI_Allreduce 6.25 KiB" in page

@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import UserError
 from ..profile import Profile
 from ..report.pop import KEYS as POP_KEYS
+from .environment import environment_changes
 from .timeline import compare_timelines, worse_items as timeline_worse
 
 SCHEMA = "mpiscope-compare/1"
@@ -97,6 +98,7 @@ def compare(prof_a: Profile, rep_a: dict, prof_b: Profile, rep_b: dict,
         "timeline": compare_timelines(rep_a.get("timeline"), rep_b.get("timeline")),
         "callsites": _callsites(rep_a.get("callsites"), rep_b.get("callsites"),
                                 a["nranks"], b["nranks"]),
+        "environment": environment_changes(prof_a, rep_a, prof_b, rep_b),
     }
     out["worse"] = _worse(out)
     return out

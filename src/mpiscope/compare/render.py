@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..report.tables import NA, POP_COLUMNS, fmt_bytes, fmt_pe, fmt_time, sparkline
+from .environment import change_lines
 
 # Function rows shown in the terminal (--json has all).
 TOP = 20
@@ -70,6 +71,15 @@ def render(c: dict, console: Console) -> None:
         console.print(f"warning: {w}", style="yellow", highlight=False, markup=False)
     for n in c["notes"]:
         console.print(f"note: {n}", style="dim", highlight=False, markup=False)
+    env = c.get("environment")
+    if env:
+        lines = change_lines(env)
+        console.print("Environment changed, A -> B:" if lines else
+                      "Environment: the same in A and B" + ("" if env["available"] else
+                                                            f" as far as known ({env['why_not']})"),
+                      style="bold" if lines else "dim", highlight=False, markup=False)
+        for line in lines:
+            console.print(f"  - {line}", highlight=False, markup=False)
     console.print("Worse in B:" if c["worse"] else "Nothing got worse in B (beyond 5 % noise).",
                   style="bold", highlight=False, markup=False)
     for s in c["worse"]:

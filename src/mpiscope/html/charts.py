@@ -22,6 +22,9 @@ PART_LABELS = {"compute": "compute", "mpi_other": "MPI (other)", "wait": "wait a
 MARK_COLOUR = "#222222"
 
 
+# Sorted per-rank charts label every bar with its rank up to this many bars.
+RANK_TICKS = 64
+
 def _r(a: np.ndarray, digits: int = 6) -> list:
     """Values rounded for a smaller page (seconds to the microsecond)."""
     return np.round(np.asarray(a, dtype=np.float64), digits).tolist()
@@ -63,9 +66,19 @@ def rank_stack(b: Buckets, title: str, sorted_by: str | None = None,
                                   "shape": "hvh"},
                          "hovertemplate": f"{name}: rank %{{customdata}} %{{y:.4g}} s"
                                           "<extra></extra>"})
-    xtitle = "rank" if sorted_by is None else f"ranks sorted by {sorted_by}, largest first"
+    xaxis: dict = {"title": {"text": "rank"}}
+    if sorted_by is not None:
+        # the x of a sorted chart is a position in the order: label the bars with their
+        # ranks where they fit, else say what x is (the hover names each bar's ranks)
+        if b.exact and len(b.start) <= RANK_TICKS:
+            xaxis = {"title": {"text": f"rank, sorted by {sorted_by}, largest first"},
+                     "tickmode": "array", "tickvals": _r(x, 1),
+                     "ticktext": [str(int(r)) for r in b.first_rank]}
+        else:
+            xaxis = {"title": {"text": f"position when sorted by {sorted_by}, largest first "
+                                       "(hover: the ranks)"}}
     layout = {"title": {"text": title}, "barmode": "stack", "bargap": 0,
-              "xaxis": {"title": {"text": xtitle}}, "yaxis": {"title": {"text": "seconds"},
+              "xaxis": xaxis, "yaxis": {"title": {"text": "seconds"},
                         **({"range": [0, ymax]} if ymax else {})},
               "legend": {"orientation": "h", "y": -0.25},
               "annotations": [{"x": px, "y": py, "text": label, "showarrow": True,

@@ -54,7 +54,7 @@ def _sides(c: dict) -> Markup:
         s = c[key]
         cols.append(page.el("div", page.el("h3", key.upper()), page.facts([
             ("Program", s["program"] or "?"),
-            ("Arguments", " ".join(s["argv"]) if s.get("argv") else None),
+            ("Arguments", tables.arguments_text(s.get("argv"))),
             ("Profile", s["path"] or None), ("Processes", f"{s['nranks']:,}"),
             ("Mode", s["mode"] + (", MPISCOPE_SYNC on" if s.get("sync") else "")),
             ("Runtime", f"{fmt_time(s['runtime'])} s"), ("MPI library", s.get("mpi_library_line"))])))
@@ -175,6 +175,19 @@ def _side_views(prof_a, rep_a, prof_b, rep_b, ppn) -> list[Markup]:
     return out
 
 
+def _environment_part(c: dict):
+    """What changed in the environment (variables, binding, threads, the launch)."""
+    from ..compare.environment import change_lines
+
+    env = c.get("environment")
+    if not env:
+        return None
+    lines = change_lines(env)
+    body = page.el("ul", *(page.el("li", line) for line in lines)) if lines else page.para(
+        "The same in A and B" + ("." if env["available"] else f" as far as known: {env['why_not']}."))
+    return page.section("Environment, A -> B", body, anchor="environment")
+
+
 def compare_page(c: dict, prof_a, rep_a, prof_b, rep_b, ppn: int | None = None) -> str:
     """The whole HTML page of a comparison (``c`` from ``mpiscope.compare.compare``)."""
     worse = [page.el("li", w) for w in c["worse"]]
@@ -182,6 +195,7 @@ def compare_page(c: dict, prof_a, rep_a, prof_b, rep_b, ppn: int | None = None) 
         [page.note(n) for n in c["notes"]]
     sections = [
         page.section("Runs", _sides(c), *head, anchor="runs"),
+        _environment_part(c),
         page.section("Worse in B", page.el("ul", *worse, cls="worse") if worse
                      else page.para("Nothing got worse in B."), anchor="worse"),
         page.section("POP metrics", _pop_table(c), anchor="pop") if _pop_table(c) else None,
@@ -193,7 +207,7 @@ def compare_page(c: dict, prof_a, rep_a, prof_b, rep_b, ppn: int | None = None) 
         *_side_views(prof_a, rep_a, prof_b, rep_b, ppn),
     ]
     sections = [s for s in sections if s is not None]
-    titles = {"runs": "Runs", "worse": "Worse in B", "pop": "POP", "summary": "Summary",
+    titles = {"runs": "Runs", "environment": "Environment", "worse": "Worse in B", "pop": "POP", "summary": "Summary",
               "functions": "Functions", "regions": "Regions", "moved": "Ranks",
               "timeline": "Timeline", "ranks": "Per rank", "comm": "Communication", "sizes": "Message sizes"}
     nav = [(a, label) for a, label in titles.items() if f'id="{a}"' in "".join(sections)]

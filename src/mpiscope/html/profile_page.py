@@ -11,7 +11,7 @@ import numpy as np
 
 from ..profile import Profile
 from ..report.build import _descendants
-from ..report.tables import environment_lines
+from ..report.tables import environment_lines, fmt_bytes
 from . import charts, page, tables
 from .escape import plot_text
 from .explain import diagnosis_section, pop_section
@@ -52,8 +52,10 @@ def rank_views(parts: dict[str, np.ndarray], key: str, key_stats: dict, title: s
     for order, sorted_by in orders:
         b = bucketize(parts, order, nbuckets)
         marks = []
-        for pe_key, label in (("max_pe", "maxPE"), ("min_pe", "minPE")):
-            rank = key_stats.get(pe_key)
+        pes = [(key_stats.get(k), label) for k, label in (("max_pe", "maxPE"), ("min_pe", "minPE"))]
+        if pes[0][0] is not None and pes[0][0] == pes[1][0]:
+            pes = [(pes[0][0], "maxPE and minPE")]  # one rank (or all equal): one label, not two
+        for rank, label in pes:
             if rank is None or not 0 <= rank < n:
                 continue
             pos = rank if order is None else position_of(order, rank)
@@ -83,6 +85,13 @@ def _per_rank_section(prof: Profile, rep: dict) -> Markup:
         anchor="ranks")
 
 
+def _collective_bytes(rep: dict, top: int = 4) -> list[tuple[str, float]]:
+    """(collective, bytes its calls sent over all ranks), largest first, at most ``top``."""
+    rows = sorted(((r["name"], float(r["bytes_sent"])) for r in rep["functions"]
+                   if r["kind"] == "coll" and r["bytes_sent"]), key=lambda x: -x[1])
+    return rows[:top]
+
+
 def _comm_section(prof: Profile, rep: dict, ppn: int | None) -> Markup | None:
     p2p = rep["p2p"]
     parts = []
@@ -90,12 +99,19 @@ def _comm_section(prof: Profile, rep: dict, ppn: int | None) -> Markup | None:
         bm = block_matrix(prof.peers, prof.nranks,
                           prof.node_of_rank(ppn) if len(prof.ranks) else None)
         what = "per rank" if bm.block == 1 else f"in blocks of {bm.block:,} ranks"
-        parts.append(page.figure(charts.heatmap(bm, f"Bytes sent, sender x receiver, {what}"),
-                                 height=560, cls="plot square"))
+        parts.append(page.figure(charts.heatmap(
+            bm, f"Point-to-point bytes sent, sender x receiver, {what}"),
+            height=560, cls="plot square"))
         parts.append(page.note(
             "On-node runs of ranks are outlined." if bm.outlines else
             f"No on-node outlines: {bm.outline_why}. The split below counts on- and off-node "
             "traffic exactly."))
+    coll = _collective_bytes(rep)
+    if coll:
+        parts.append(page.note(
+            "The matrix and the split are point-to-point traffic only: the profile keeps no "
+            "partner for a collective's bytes. Collectives moved " + "; ".join(
+                f"{name} {fmt_bytes(b)}" for name, b in coll) + " (sent, all ranks)."))
     if p2p["total_msgs"]:
         parts.append(page.figure(charts.traffic(p2p, "On-node vs off-node point-to-point"),
                                  height=220))

@@ -12,6 +12,14 @@ from . import page
 from .page import Markup, cell
 
 
+
+def arguments_text(argv: list[str] | None) -> str | None:
+    """The program's arguments without the program itself (argv[0], shown as "Program"):
+    "(none)" when there are none, None when the profile does not say."""
+    if not argv:
+        return None
+    return " ".join(argv[1:]) or "(none)"
+
 def _stat_cells(s: dict | None, fmt=fmt_time) -> list:
     if s is None:
         return ["-"] * 6
@@ -34,7 +42,7 @@ def run_facts(rep: dict) -> Markup:
                                       ("a table overflowed", p["overflow"]),
                                       ("MPISCOPE_SYNC on", p["sync"])) if on) or None
     return page.facts([
-        ("Program", p["program"] or "?"), ("Arguments", " ".join(p["argv"]) if p["argv"] else None),
+        ("Program", p["program"] or "?"), ("Arguments", arguments_text(p["argv"])),
         ("Profile", p["path"] or None), ("Processes", f"{p['nranks']:,}"), ("Nodes", nodes),
         ("Mode", p["mode"]), ("Flags", flags), ("MPI library", p["mpi_library_line"]),
         ("Started", when), ("Job", p["job_id"]), ("Host (rank 0)", p["hostname"]),
