@@ -88,6 +88,12 @@ def test_openmp_threads_beyond_the_mask_on_a_node_with_cpus_to_spare(tmp_path):
                          launch="mpirun.openmpi --bind-to core -n 1 /bin/omp"))["openmp-oversubscribed"]
     assert f["cost_s"] == pytest.approx(2.0) and f["cost_max_s"] == pytest.approx(4.5)
     assert f["bound"] is None and f["change"]["threads"] == 2
+    # other processes on its core too: it got 0.5 CPU (O = 2 x 0.5 / 0.5 = 2 threads of
+    # others), waited 7 s; a core per thread shares with them as well: 9 x 1/(2 + 2) = 2.25 s
+    env.update(cpu_time=5.0, run_delay=7.0)
+    f = findings(cp.make(tmp_path, n=1, wall=10.0, mpi=1.0, cpus=["0"], env=env, name="busy",
+                         launch="mpirun.openmpi --bind-to core -n 1 /bin/omp"))["openmp-oversubscribed"]
+    assert f["cost_s"] == pytest.approx(2.25)
     assert f["command"] == ("mpiscope run -- mpirun.openmpi -n 1 --map-by slot:PE=2 --bind-to core "
                             "/bin/omp")
 

@@ -10,10 +10,15 @@ Where the node has a CPU for every thread of the job (else it is the oversubscri
 the fix gives each rank T CPUs; a region then runs T/C times as fast. From the evidence: the
 rank's threads waited for its CPUs (run-queue wait) while they shared them; with T threads on
 C CPUs each region of length L makes them wait (T - C) x L in all, and one CPU per thread
-saves L x (T - C)/T, so the gain is the run-queue wait / T. Cost = the largest, over such
-ranks, of run_delay / T, at most compute x (1 - C/T) (all compute in parallel regions: the
-upper bound the finding also gives; without the run-queue wait, an older profile, that bound
-is the cost).
+saves L x (T - C)/T, so the gain is the run-queue wait / T. But the wait also counts other
+processes' turns on those CPUs (the truth benchmark at load 20: the rule claimed 50 % from the
+wait, a CPU per thread gained nothing), and other processes take their share of the new CPUs
+too: with fair sharing the rank got G = CPU time / wall CPUs, so O = T (C - G) / G threads of
+others share its C CPUs; spread alike over T CPUs, a region's time scales by (C + O)/(T + O),
+and the gain is compute x (T - C)/(T + O). Cost = the largest, over such ranks, of the smaller
+of the two, at most compute x (1 - C/T) (all compute in parallel regions, nothing else on the
+CPUs: the upper bound the finding also gives; without the run-queue wait, an older profile,
+that bound is the cost).
 """
 
 from __future__ import annotations
@@ -27,6 +32,18 @@ from ..common import (BIND_ANYWHERE, MIN_COST_PCT, bind_change, env_of, ev, find
 from .oversubscribed import oversubscribed_nodes, summary_oversubscribed
 
 RULE = "openmp-oversubscribed"
+
+
+def shared_gain(prof: Profile, over: np.ndarray) -> np.ndarray:
+    """Per rank of ``over``: compute x (T - C)/(T + O), with O = T (C - G)/G the other
+    processes' threads on its C CPUs (G = CPU time / wall: the CPUs it got; fair sharing)."""
+    e = prof.env
+    t, c = e["threads"][over].astype(np.float64), e["ncpus"][over].astype(np.float64)
+    wall = prof.ranks["wall"][over].astype(np.float64)
+    got = np.divide(e["cpu_time"][over], wall, out=np.zeros(len(over)), where=wall > 0)
+    others = np.divide(t * np.maximum(c - got, 0.0), got, out=np.zeros(len(over)), where=got > 0)
+    compute = np.maximum(prof.rank_metric("compute")[over], 0.0)
+    return compute * (t - c) / (t + others)
 
 
 def rule(prof: Profile, rep: dict) -> list[dict]:
@@ -55,7 +72,7 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
         compute = np.maximum(prof.rank_metric("compute")[over], 0.0)
         bounds = compute * (1.0 - c / t)
         known = cpu.run_delay_known(prof)
-        gains = np.minimum(e["run_delay"][over] / t, bounds) if known else bounds
+        gains = np.minimum(e["run_delay"][over] / t, shared_gain(prof, over)) if known else bounds
         worst = int(np.argmax(gains))
         cost, bound = float(gains[worst]), float(bounds[worst])
         threads, ncpus = int(t[worst]), int(c[worst])
@@ -76,5 +93,6 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                     bound=None if known else "upper", cost_max_s=bound if known else None,
                     change=ch,
                     method="the rank's run-queue wait / its threads (what one CPU per thread "
-                           "saves), at most compute x (1 - CPUs/threads)" if known else
+                           "saves), at most compute x (threads - CPUs) / (threads + other "
+                           "processes' threads on its CPUs)" if known else
                            "compute x (1 - CPUs/threads): all compute in parallel regions")]
