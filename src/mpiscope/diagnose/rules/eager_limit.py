@@ -12,11 +12,13 @@ mpi_library, the on-node/off-node split), or the variable's value when the run s
 histogram buckets starting below ABOVE x limit whose sizes are mostly at or above the limit. Fires when at least SHARE of the point-to-point messages (calls with
 a size: sends and receives, blocking or not; 0-byte ones left out) are there. What raising the
 limit removes is the rendezvous handshake, not the wait for a partner that is late (issue 29:
-BT's 62.5 % claim gained nothing): cost = the calls carrying those messages, each at the
-fastest call its function made anywhere in the run (handshake included: an upper bound of
-the protocol's share), never more than the average call of its size; the rest of their time
-is waiting, which the evidence gives apart. A code that sends them only with MPI_Isend pays the
-handshake inside MPI_Wait*, which has no size: there the cost is what its posting calls show.
+BT's 62.5 % claim gained nothing): cost = the calls carrying those messages: a send (MPI_Send,
+MPI_Isend: kind p2p) at its average call of that size (by rendezvous a blocking send waits
+for its receiver to post, which eager removes), a receive at the fastest call its function
+made anywhere in the run (handshake included), never more than its average; the rest of the
+receives' time is waiting for late data, which the evidence gives apart. A code that sends
+with MPI_Isend pays the handshake inside MPI_Wait*, which has no size: there the cost is what
+its posting calls show.
 The value to try: the top of the largest such message's bucket plus 1 KiB for the library's
 header, rounded up to a KiB.
 """
@@ -120,9 +122,12 @@ def near_limit(rep: dict, limit: int) -> tuple[set[int], int, int, int]:
 
 def protocol_cost(prof: Profile, rep: dict, buckets: set[int]) -> tuple[float, float]:
     """(what the rendezvous of these messages costs per rank at most, their calls' time per
-    rank): each call at its function's fastest (the handshake included), never more than the
-    average call of its size; the rest of their time is waiting for the partner."""
-    return p2p_calls_cost(prof, rep, buckets, posts_at_average=False)
+    rank): a blocking or posting send (kind p2p: MPI_Send, MPI_Isend) at its average of that
+    size, since by rendezvous MPI_Send waits for its receiver to post (eager, it returns
+    after a copy: tests/programs/late_receiver.c, tune's planted case, gains 45-60 %); a
+    receive at its function's fastest call (the handshake included), never more than its
+    average: a receive waits for data that is late whatever the protocol (BT's MPI_Waitall)."""
+    return p2p_calls_cost(prof, rep, buckets, posts_at_average=True)
 
 
 def rule(prof: Profile, rep: dict) -> list[dict]:
@@ -152,7 +157,8 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                 ev("their share of all point-to-point messages", 100.0 * near / total, "%"),
                 ev("largest of them below", top, "B"),
                 ev("their calls' time per rank (avg)", spent, "s"),
-                ev("of it, every call at its fastest (the protocol's share at most)", cost, "s"),
+                ev("of it, the sends and the receives at their fastest (the protocol's share "
+                   "at most)", cost, "s"),
                 ev("point-to-point time per rank (avg)", p2p_time(rep), "s")]
     how = option.format(v=value)
     ch = rerun.change("launch", env={var: str(value)}) if key[0] != "cray" else None
@@ -163,6 +169,7 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                     "compare the two profiles (mpiscope compare); or send smaller messages. "
                     "Eager buffers cost memory per peer, so raise it only as far as needed.",
                     rerun.command(prof, rep, ch) if ch else None, bound="upper", change=ch,
-                    method="their calls' count x each function's fastest call (the handshake "
-                           "included); the rest of their time is waiting for partners, which a "
-                           "higher limit does not remove")]
+                    method="their sends' time (a blocking send waits for its receiver by "
+                           "rendezvous) + their receives x each one's fastest call (the handshake "
+                           "included); the receives' waiting for late data is not removed by a "
+                           "higher limit")]
