@@ -84,18 +84,24 @@ def cases() -> list[Case]:
     return [
         Case("oversubscribed-unbound", "oversubscribed", o,
              over + ["--bind-to", "none", "-n", "4", *work(o, "20", "4e7")], env=one,
-             fix_from_finding=True, what="4 ranks on 2 CPUs, unbound; fix: the finding's (2 ranks, "
+             fix_from_finding=True, fix=over + ["--bind-to", "none", "-n", "2", *work(o, "20", "4e7")],
+             what="4 ranks on 2 CPUs, unbound; fix: the finding's (2 ranks, "
              "same total work)"),
         Case("oversubscribed-bound", "oversubscribed", o,
              over + ["--bind-to", "core:overload-allowed", "-n", "4", *work(o, "20", "4e7")],
-             env=one, fix_from_finding=True, what="4 ranks on 2 CPUs, bound with "
+             env=one, fix_from_finding=True,
+             fix=over + ["--bind-to", "core:overload-allowed", "-n", "2", *work(o, "20", "4e7")],
+             what="4 ranks on 2 CPUs, bound with "
              "overload-allowed (issue 29 item 1)"),
         Case("oversubscribed-openmp", "oversubscribed", o,
              BIND[o] + ["-n", "2", *work(o, "20", "4e7")], env={"OMP_NUM_THREADS": "2"},
-             fix_from_finding=True, what="2 ranks x 2 OpenMP threads on 2 CPUs, a core each"),
+             fix_from_finding=True, fix=BIND[o] + ["-n", "2", *work(o, "20", "4e7")], fix_env=one,
+             what="2 ranks x 2 OpenMP threads on 2 CPUs, a core each"),
         Case("openmp-oversubscribed", "openmp-oversubscribed", o,
              BIND[o] + ["-n", "1", *work(o, "20", "2e7")], env={"OMP_NUM_THREADS": "2"},
-             fix_from_finding=True, what="1 rank x 2 threads on 1 core of a 2-CPU node; fix: "
+             fix_from_finding=True, fix=["--map-by", "slot:PE=2", "--bind-to", "core", "-n", "1",
+                                         *work(o, "20", "2e7")],
+             what="1 rank x 2 threads on 1 core of a 2-CPU node; fix: "
              "the finding's (a core per thread)"),
         Case("openmp-threads-share", "openmp-oversubscribed", o,
              BIND[o] + ["-n", "1", *work(o, "20", "2e7")], env={"OMP_NUM_THREADS": "2"},
@@ -104,14 +110,15 @@ def cases() -> list[Case]:
              "the rule's cost is for the finding's fix, so this is context, not a verdict)"),
         Case("unbound-contention", "unbound-ranks", o,
              ["--bind-to", "none", "-n", "2", *work(o, "20", "4e7")], env=one, hog="0-1",
-             fix_from_finding=True, what="2 unbound ranks beside a busy process free to run on "
+             fix_from_finding=True, fix=BIND[o] + ["-n", "2", *work(o, "20", "4e7")], what="2 unbound ranks beside a busy process free to run on "
              "both CPUs; fix: the finding's (bound), the busy process still there"),
         Case("unbound-mpich", "unbound-ranks", m,
              ["-bind-to", "none", "-n", "2", *work(m, "20", "4e7")], env=one,
-             fix_from_finding=True, what="MPICH, 2 unbound busy-polling ranks (issue 29 item 3)"),
+             fix_from_finding=True, fix=BIND[m] + ["-n", "2", *work(m, "20", "4e7")], what="MPICH, 2 unbound busy-polling ranks (issue 29 item 3)"),
         Case("cpu-overlap", "cpu-overlap", o,
              ["--bind-to", "none", "-n", "2", "taskset", "-c", "0", *work(o, "20", "4e7")],
-             env=one, fix_from_finding=True, what="both ranks under taskset -c 0"),
+             env=one, fix_from_finding=True, fix=BIND[o] + ["-n", "2", *work(o, "20", "4e7")],
+             what="both ranks under taskset -c 0"),
         Case("cpu-starved", "cpu-starved", o, BIND[o] + ["-n", "2", *work(o, "20", "4e7")],
              env=one, hog="1", fix=BIND[o] + ["-n", "2", *work(o, "20", "4e7")], fix_hog=False,
              what="2 bound ranks, a busy process on CPU 1; fix: no busy process"),
@@ -351,12 +358,16 @@ def main(argv=None) -> int:
             res["cases"].append(r)
             print(f"  {r['verdict']}: claimed {r.get('claim_pct', 0):.1f}%, gained "
                   f"{r.get('gain_pct', float('nan')):.1f}%", file=sys.stderr, flush=True)
-    res["load_after"] = loadavg()
-    out = Path(args.out)
-    out.write_text(json.dumps(res, indent=1) + "\n")
-    out.with_suffix(".md").write_text(markdown(res))
+            _write(res, Path(args.out))  # after every case: a stopped run keeps what it measured
+    _write(res, Path(args.out))
     print(markdown(res))
     return 0
+
+
+def _write(res: dict, out: Path) -> None:
+    res["load_after"] = loadavg()
+    out.write_text(json.dumps(res, indent=1) + "\n")
+    out.with_suffix(".md").write_text(markdown(res))
 
 
 if __name__ == "__main__":
