@@ -81,4 +81,6 @@ def test_jitter_found(tmp_path, mode):
     assert set(f) == {"jitter"}
     c = np.asarray(rep["timeline"]["share"]["coll"])
     assert f["jitter"]["cost_s"] == pytest.approx(((c - np.median(c)).clip(0) * W).sum())
-    assert f["jitter"]["command"].startswith("mpiscope run --sync")
+    # the rerun keeps the profile's mode (mpiscope run --mode summary --sync -- ...)
+    run_opts = f["jitter"]["command"].split(" -- ")[0].split()
+    assert run_opts[:2] == ["mpiscope", "run"] and "--sync" in run_opts
