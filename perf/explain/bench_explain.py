@@ -44,6 +44,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dir", default="/tmp", help="where to write the synthetic profiles")
     ap.add_argument("--env", action="store_true", help="profiles with ENV records")
     args = ap.parse_args(argv)
+    if not Path(args.dir).is_dir():
+        ap.error(f"--dir {args.dir}: not a directory")
     a = Path(args.dir) / f"explain-{args.ranks}.a.mpiscope"
     b = Path(args.dir) / f"explain-{args.ranks}.b.mpiscope"
     s = Path(args.dir) / f"explain-{args.ranks}.summary.mpiscope"

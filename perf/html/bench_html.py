@@ -34,6 +34,8 @@ def main(argv=None) -> int:
     ap.add_argument("--loads", type=int, default=3, help="browser loads to time")
     ap.add_argument("--keep", action="store_true", help="keep the profile and the page")
     args = ap.parse_args(argv)
+    if not Path(args.dir).is_dir():
+        ap.error(f"--dir {args.dir}: not a directory")
     d = Path(args.dir)
     prof = d / f"html-bench-{args.ranks}.mpiscope"
     page = d / f"html-bench-{args.ranks}.html"

@@ -59,7 +59,10 @@ static void program_name(char *out, size_t cap)
     size_t k = 0;
     for (; p.name[k] && k + 1 < cap; k++) {
         char c = p.name[k];
-        out[k] = (c == '/' || c == ' ' || c < 0x20) ? '_' : c;
+        /* ':' too: ROMIO (MPICH) reads "name:rest" as a file-system prefix and
+         * fails the open of a program named with a colon */
+        unsigned char u = (unsigned char)c;
+        out[k] = (c == '/' || c == ' ' || c == ':' || u < 0x20 || u >= 0x7f) ? '_' : c;
     }
     out[k] = 0;
     if (k == 0)
@@ -75,7 +78,7 @@ static void job_id(char *out, size_t cap)
         if (v && v[0]) {
             size_t k = 0;
             for (; v[k] && k + 1 < cap; k++)
-                out[k] = (v[k] == '/' || v[k] == ' ') ? '_' : v[k];
+                out[k] = (v[k] == '/' || v[k] == ' ' || v[k] == ':') ? '_' : v[k];
             out[k] = 0;
             return;
         }

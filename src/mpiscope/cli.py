@@ -13,6 +13,7 @@ import typer
 
 from . import __version__
 from .errors import UserError
+from .terminal import literal
 
 app = typer.Typer(
     name="mpiscope",
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         # With standalone_mode=False click returns (not raises) a command's typer.Exit code.
         rc = app(args=argv, standalone_mode=False, prog_name="mpiscope")
     except UserError as err:
-        print(f"mpiscope: error: {err}", file=sys.stderr)
+        print(f"mpiscope: error: {literal(err)}", file=sys.stderr)
         return err.exit_code
     except typer.Exit as ex:
         return ex.exit_code

@@ -36,3 +36,15 @@ def test_help_exits_zero(script):
     assert out.returncode == 0, out.stderr[-1500:]
     assert "usage" in out.stdout.lower() or "python3" in out.stdout, out.stdout[:500]
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("script", ["perf/explain/bench_explain.py", "perf/html/bench_html.py"])
+def test_missing_output_directory_is_a_usage_error(script, tmp_path):
+    """Issue 27 item 14: --dir that does not exist: one line naming it, exit 2, no traceback
+    (and nothing generated first)."""
+    missing = tmp_path / "no" / "such"
+    out = subprocess.run([sys.executable, script, "--ranks", "16", "--dir", str(missing)],
+                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stderr[-1500:]
+    assert "Traceback" not in out.stderr and f"--dir {missing}: not a directory" in out.stderr
+    assert not missing.parent.exists()

@@ -32,10 +32,9 @@ def register(app: typer.Typer) -> None:
         """Compare two profiles: per function and region the change in time, calls, bytes
         and imbalance, POP metrics side by side, which ranks moved; what got worse first.
         Values are per-rank averages, so runs at different rank counts compare."""
-        from rich.console import Console
-
         from ..reader import read
         from ..report import build_report
+        from ..terminal import console
         from ..textout import json_safe
         from . import compare as build
         from .build import kept_for_compare
@@ -57,4 +56,4 @@ def register(app: typer.Typer) -> None:
             json.dump(json_safe(c), sys.stdout, indent=1)
             sys.stdout.write("\n")
         else:
-            render(c, Console(width=max(Console().width, 150)))
+            render(c, console(min_width=150))

@@ -26,10 +26,9 @@ def register(app: typer.Typer) -> None:
         barriers, rank placement, serialised I/O. Each finding says which ranks, the
         evidence, what it costs (seconds, % of the run), the fix and the next command;
         a clean run says so in one line. Rules and thresholds: docs/diagnose.md."""
-        from rich.console import Console
-
         from ..reader import read
         from ..report import build_report
+        from ..terminal import console
         from ..textout import json_safe
         from . import diagnose as run_rules
         from .render import render
@@ -41,4 +40,4 @@ def register(app: typer.Typer) -> None:
             json.dump(json_safe({**diag, "pop": rep["pop"]}), sys.stdout, indent=1)
             sys.stdout.write("\n")
         else:
-            render(diag, rep, Console(width=max(Console().width, 120)))
+            render(diag, rep, console(min_width=120))

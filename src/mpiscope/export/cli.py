@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from ..errors import UserError
+from ..terminal import literal
 
 FORMATS = {"csv": ".csv", "hatchet": ".hatchet.json", "json": ".json"}
 
@@ -57,4 +58,4 @@ def register(app: typer.Typer) -> None:
         except OSError as err:
             raise UserError(f"cannot write {err.filename or out}: {err.strerror}") from None
         for w in written:
-            typer.echo(f"mpiscope: wrote {w}")
+            typer.echo(f"mpiscope: wrote {literal(w)}")

@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from ..terminal import literal
+
 
 def default_output(profile: str) -> Path:
     """``run.123.mpiscope`` -> ``run.123.html`` next to it."""
@@ -41,7 +43,7 @@ def compare_html(profile_a: str, profile_b: str, output: Path | None, force: boo
     ra, rb = build_report(pa, ppn=ppn), build_report(pb, ppn=ppn)
     c = compare(pa, ra, pb, rb, strict=strict)
     page.write(out, compare_page(c, pa, ra, pb, rb, ppn), force=force)
-    typer.echo(f"mpiscope: wrote {out} ({out.stat().st_size / 1e6:.1f} MB)")
+    typer.echo(f"mpiscope: wrote {literal(out)} ({out.stat().st_size / 1e6:.1f} MB)")
     return out
 
 
@@ -73,4 +75,4 @@ def register(app: typer.Typer) -> None:
         _refuse_existing(out, force)
         html_text = profile_page(prof, rep, diagnose_or_none(prof, rep), ppn)
         page.write(out, html_text, force=force)
-        typer.echo(f"mpiscope: wrote {out} ({out.stat().st_size / 1e6:.1f} MB)")
+        typer.echo(f"mpiscope: wrote {literal(out)} ({out.stat().st_size / 1e6:.1f} MB)")

@@ -55,9 +55,8 @@ def register(app: typer.Typer) -> None:
         """Print Cray-profiler-style tables of a profile: time split into compute, MPI,
         wait and collective sync with min/max/avg/minPE/maxPE and imbalance; per MPI
         function; message sizes; on-/off-node traffic; top pairs; regions; MPI-IO hints."""
-        from rich.console import Console
-
         from ..reader import read
+        from ..terminal import console
         from ..textout import json_safe
         from . import build_report, render
 
@@ -67,4 +66,4 @@ def register(app: typer.Typer) -> None:
             json.dump(json_safe(rep), sys.stdout, indent=1)
             sys.stdout.write("\n")
         else:
-            render(rep, Console(width=max(Console().width, 150)), by_comm=by_comm)
+            render(rep, console(min_width=150), by_comm=by_comm)

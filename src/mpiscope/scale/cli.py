@@ -23,8 +23,8 @@ SUBMITS = ("local", "slurm")
 
 
 def _console():
-    from rich.console import Console
-    return Console(width=max(Console().width, 150))
+    from ..terminal import console
+    return console(min_width=150)
 
 
 @app.command()
