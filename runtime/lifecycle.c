@@ -23,6 +23,7 @@
 #include "mpiscope.h"
 #include "fortran/fortran_entry.h"
 #include "tables/callsites.h"
+#include "wrappers/stacking.h"
 
 volatile int mpiscope_on;
 int mpiscope_multi;
@@ -34,12 +35,22 @@ __thread mpiscope_thread_t *mpiscope_tls __attribute__((tls_model("initial-exec"
 
 static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t life_thread_lock = PTHREAD_MUTEX_INITIALIZER;
-static mpiscope_thread_t *life_threads[MPISCOPE_MAX_THREADS];
+static pthread_mutex_t life_shared_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Every table ever made: MPISCOPE_MAX_THREADS of one thread each, then the
+ * shared one (threads beyond that many at once, marked MPISCOPE_OVF_THREADS). */
+static mpiscope_thread_t *life_threads[MPISCOPE_MAX_THREADS + 1];
 static unsigned life_nthreads;
+static mpiscope_thread_t *life_free[MPISCOPE_MAX_THREADS];  /* tables of threads that exited */
+static unsigned life_nfree;
+static mpiscope_thread_t *life_shared;
+static uint32_t life_threads_seen;        /* threads that called MPI (RANKS "threads") */
+static pthread_key_t life_thread_key;
+static pthread_once_t life_key_once = PTHREAD_ONCE_INIT;
 static uint64_t life_tsc0;                /* ticks at the return of MPI_Init */
 static struct timespec life_mono0;        /* CLOCK_MONOTONIC at the same moment */
 static double life_epoch0;                /* CLOCK_REALTIME at the same moment */
 static int life_started, life_finished;
+static uint64_t life_tsc_end;             /* ticks at the entry of MPI_Finalize, 0 before */
 static MPI_Comm life_comm = MPI_COMM_NULL;  /* private duplicate of MPI_COMM_WORLD */
 static mpiscope_final_t life_final;         /* node identity, filled at MPI_Init */
 static void life_node(mpiscope_final_t *f);
@@ -87,21 +98,61 @@ static mpiscope_thread_t *thread_new(void)
     return t;
 }
 
-/* A thread's first MPI call: give it its own tables (under a lock, once). */
+/* A thread that called MPI exits: its table (counts kept) serves the next
+ * new thread. RATIONALE: a program that starts many short-lived threads
+ * (a thread per task) would otherwise run out of tables after 256 threads,
+ * while never having more than a few alive at once. */
+static void life_thread_exit(void *p)
+{
+    mpiscope_thread_t *t = p;
+    mpiscope_tls = NULL;
+    if (!t || t == life_shared)
+        return;
+    pthread_mutex_lock(&life_thread_lock);
+    t->idle = 1;
+    if (life_nfree < MPISCOPE_MAX_THREADS)
+        life_free[life_nfree++] = t;
+    pthread_mutex_unlock(&life_thread_lock);
+}
+
+static void life_key_make(void)
+{
+    pthread_key_create(&life_thread_key, life_thread_exit);
+}
+
+/* A thread's first MPI call: give it a table of its own (under a lock,
+ * once): one a thread that exited left, else a new one; with
+ * MPISCOPE_MAX_THREADS threads alive at once, the shared table, which every
+ * record takes a lock for (mpiscope_record), and whose overflow bit says so. */
 mpiscope_thread_t *mpiscope_thread_attach(void)
 {
+    pthread_once(&life_key_once, life_key_make);
     pthread_mutex_lock(&life_thread_lock);
     mpiscope_thread_t *t = NULL;
-    if (life_nthreads < MPISCOPE_MAX_THREADS) {
+    if (life_nfree)
+        t = life_free[--life_nfree];
+    else if (life_nthreads < MPISCOPE_MAX_THREADS) {
         t = thread_new();
         if (t)
             __atomic_store_n(&life_threads[life_nthreads], t, __ATOMIC_RELAXED),
             __atomic_store_n(&life_nthreads, life_nthreads + 1, __ATOMIC_RELEASE);
     }
-    if (!t && life_nthreads > 0)   /* out of threads or memory: share the last table (documented) */
-        t = life_threads[life_nthreads - 1];
+    if (!t && life_nthreads > 0) {   /* out of tables or memory */
+        if (!life_shared && (life_shared = thread_new()) != NULL) {
+            life_shared->overflow = MPISCOPE_OVF_THREADS;
+            __atomic_store_n(&life_threads[life_nthreads], life_shared, __ATOMIC_RELAXED);
+            __atomic_store_n(&life_nthreads, life_nthreads + 1, __ATOMIC_RELEASE);
+        }
+        t = life_shared;
+    }
+    if (t) {
+        t->idle = 0;
+        life_threads_seen++;
+    }
     pthread_mutex_unlock(&life_thread_lock);
     mpiscope_tls = t;
+    if (t)
+        pthread_setspecific(life_thread_key, t);
     return t;
 }
 
@@ -111,6 +162,16 @@ unsigned mpiscope_threads_list(mpiscope_thread_t **out, unsigned cap)
     for (unsigned k = 0; k < n && k < cap; k++)
         out[k] = life_threads[k];
     return n < cap ? n : cap;
+}
+
+void mpiscope_shared_lock(void)
+{
+    pthread_mutex_lock(&life_shared_lock);
+}
+
+void mpiscope_shared_unlock(void)
+{
+    pthread_mutex_unlock(&life_shared_lock);
 }
 
 void mpiscope_peer_new(mpiscope_thread_t *t, int peer, uint64_t bytes)
@@ -151,6 +212,8 @@ static void life_start(int provided)
     life_node(&life_final);
     if (!mpiscope_thread_attach())
         return;     /* no memory: stay a pass-through */
+    if (mpiscope_world_rank_ == 0)
+        mpiscope_stacking_report();
     if (mpiscope_world_rank_ == 0 && !mpiscope_settings.QUIET)
         fprintf(stderr, "mpiscope: profiling %d ranks (%s mode%s)\n", mpiscope_world_size,
                 mpiscope_settings.MODE == MPISCOPE_MODE_VALUE_SUMMARY ? "summary" : "full",
@@ -169,28 +232,39 @@ static void life_start(int provided)
     mpiscope_snapshot_init(&life_final, life_comm);
 }
 
-int MPI_Init(int *argc, char ***argv)
+/* MPI_Init and MPI_Init_thread (thread != 0), here and in the PMPI_ hooks of
+ * pmpi_lifecycle.c, each with the MPI's own function to call. A nested entry
+ * (a tool after us whose MPI_Init calls PMPI_Init, which is our hook) and a
+ * copy of mpiscope that stands down for a later one only call it. */
+static int life_in_init;
+int mpiscope_init(int thread, int *argc, char ***argv, int required, int *provided,
+                  int (*init)(int *, char ***), int (*init_thread)(int *, char ***, int, int *))
 {
-    mpiscope_env_init_enter();
     mpiscope_next_resolve();   /* done already by the constructor, unless linked statically */
-    int rc = mpiscope_next_MPI_Init(argc, argv);
+    if (life_in_init || mpiscope_stand_down())
+        return thread ? init_thread(argc, argv, required, provided) : init(argc, argv);
+    life_in_init = 1;
+    mpiscope_env_init_enter();
+    int rc = thread ? init_thread(argc, argv, required, provided) : init(argc, argv);
     mpiscope_env_init_mpi_done();
     if (rc == MPI_SUCCESS)
-        life_start(MPI_THREAD_SINGLE);
+        life_start(!thread ? MPI_THREAD_SINGLE : provided ? *provided : required);
     mpiscope_env_init_exit();
+    life_in_init = 0;
     return rc;
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    mpiscope_next_resolve();
+    return mpiscope_init(0, argc, argv, 0, NULL, mpiscope_next_MPI_Init, mpiscope_next_MPI_Init_thread);
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    mpiscope_env_init_enter();
     mpiscope_next_resolve();
-    int rc = mpiscope_next_MPI_Init_thread(argc, argv, required, provided);
-    mpiscope_env_init_mpi_done();
-    if (rc == MPI_SUCCESS)
-        life_start(provided ? *provided : required);
-    mpiscope_env_init_exit();
-    return rc;
+    return mpiscope_init(1, argc, argv, required, provided, mpiscope_next_MPI_Init,
+                         mpiscope_next_MPI_Init_thread);
 }
 
 int MPI_Abort(MPI_Comm comm, int errorcode)
@@ -310,46 +384,78 @@ static void life_table_clear(mpiscope_thread_t *t)
     mpiscope_timeline_clear(t);
 }
 
+/* For a snapshot: each call in flight counts as time in its function up to
+ * now (not as a call: it has not completed). RATIONALE: a hung rank sits in
+ * one call; without this its whole wait would be "compute" (issue 27). A
+ * rank in MPI_Finalize is not: its wall time ends at MPI_Finalize's entry. */
+static void life_inflight_time(mpiscope_thread_t *into, uint64_t now)
+{
+    unsigned n = __atomic_load_n(&life_nthreads, __ATOMIC_ACQUIRE);
+    for (unsigned k = 0; k < n; k++) {
+        mpiscope_thread_t *t = life_threads[k];
+        uint32_t fn = __atomic_load_n(&t->now_func, __ATOMIC_ACQUIRE);
+        uint64_t t0 = t->now_t0;
+        if (t->idle || fn == 0 || fn > MPISCOPE_NIDS || fn == MPISCOPE_ID_MPI_Finalize + 1u || now <= t0)
+            continue;
+        uint32_t i = (fn - 1u) * mpiscope_nslots + mpiscope_region_slot;
+        mpiscope_stat_t *s = &into->stats[i];
+        if (s->calls == 0 && s->ticks == 0)
+            into->used[into->nused++] = i;
+        s->ticks += now - t0;
+        if (now - t0 > s->max)
+            s->max = now - t0;
+    }
+}
+
 /* For a snapshot (another thread, no MPI call): the sum of every thread's
- * tables so far, and f as MPI_Finalize would fill it. The counters are read
- * while the application may be updating them: a call in flight may be
- * missing or half counted (docs/runtime.md). */
-void mpiscope_state_now(mpiscope_thread_t *into, mpiscope_final_t *f)
+ * tables so far, the calls in flight as time, and f as MPI_Finalize would
+ * fill it; *now_out: the tick it is taken at. The counters are read while
+ * the application may be updating them: a call that completes meanwhile may
+ * be missing or half counted (docs/runtime.md). */
+void mpiscope_state_now(mpiscope_thread_t *into, mpiscope_final_t *f, uint64_t *now_out)
 {
     life_table_clear(into);
     unsigned n = __atomic_load_n(&life_nthreads, __ATOMIC_ACQUIRE);
     for (unsigned k = 0; k < n; k++)
         life_table_add(into, life_threads[k]);
-    uint64_t now;
+    uint64_t now, end = __atomic_load_n(&life_tsc_end, __ATOMIC_ACQUIRE);
     *f = life_final;
     f->sec_per_tick = life_calibrate(&now);
-    f->wall = (double)(now - life_tsc0) * f->sec_per_tick;
+    life_inflight_time(into, now);
+    /* in MPI_Finalize: the wall time ends at its entry, as in the final profile */
+    f->wall = (double)((end ? end : now) - life_tsc0) * f->sec_per_tick;
     f->start_time = life_epoch0;
     f->t = into;
-    f->threads = n;
+    f->threads = __atomic_load_n(&life_threads_seen, __ATOMIC_RELAXED);
     f->overflow = into->overflow | mpiscope_comms_overflow() | mpiscope_regions_overflow() |
                   mpiscope_commtab_overflow() | mpiscope_sites_overflow();
     f->rank = mpiscope_world_rank_;
     f->size = mpiscope_world_size;
+    *now_out = now;
 }
 
 /* What each thread is doing now: one record per thread with tables. */
 unsigned mpiscope_threads_inflight(mpiscope_inflight_t *out, unsigned cap, uint64_t now, double spt)
 {
-    unsigned n = __atomic_load_n(&life_nthreads, __ATOMIC_ACQUIRE);
-    for (unsigned k = 0; k < n && k < cap; k++) {
+    unsigned n = __atomic_load_n(&life_nthreads, __ATOMIC_ACQUIRE), m = 0;
+    for (unsigned k = 0; k < n && m < cap; k++) {
         mpiscope_thread_t *t = life_threads[k];
+        if (t->idle)             /* its thread exited */
+            continue;
         uint32_t fn = __atomic_load_n(&t->now_func, __ATOMIC_ACQUIRE);
-        mpiscope_inflight_t *r = &out[k];
+        mpiscope_inflight_t *r = &out[m++];
         memset(r, 0, sizeof *r);
         r->rank = (uint32_t)mpiscope_world_rank_;
         r->thread = (uint16_t)k;
         r->func = fn ? (uint16_t)(fn - 1) : MPISCOPE_NOT_IN_MPI;
         r->to = fn ? t->now_to : MPISCOPE_PEER_NONE;
         r->from = fn ? t->now_from : MPISCOPE_PEER_NONE;
-        r->seconds = fn && now > t->now_t0 ? (double)(now - t->now_t0) * spt : 0.0;
+        uint64_t t0 = t->now_t0;
+        int32_t cslot = t->now_cslot;
+        r->seconds = t0 && now > t0 ? (double)(now - t0) * spt : 0.0;
+        r->comm = fn && cslot >= 0 ? mpiscope_commtab_id((unsigned)cslot) : 0;
     }
-    return n < cap ? n : cap;
+    return m;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -416,37 +522,57 @@ void mpiscope_rank_totals(mpiscope_final_t *f, double *mpi, double *wait, double
     *sync = (double)s * f->sec_per_tick;
 }
 
+/* The profile's part of MPI_Finalize (here and in the PMPI_Finalize hook):
+ * wait for every rank, then write. */
+void mpiscope_finalize(void)
+{
+    if (!mpiscope_on || life_finished)
+        return;
+    uint64_t tsc_end = mpiscope_now();
+    life_finished = 1;
+    /* Until every rank is here a snapshot may still be asked for (the
+     * snapshot thread stays up, the handlers stay ours): it shows this
+     * thread in MPI_Finalize, and the wall time ends at its entry. */
+    mpiscope_thread_t *me = mpiscope_tls ? mpiscope_tls : mpiscope_thread_attach();
+    if (me) {
+        me->now_to = me->now_from = MPISCOPE_PEER_NONE;
+        me->now_cslot = 0;       /* MPI_Finalize waits for every rank of MPI_COMM_WORLD */
+        me->now_t0 = tsc_end;
+        __atomic_store_n(&me->now_func, (uint32_t)MPISCOPE_ID_MPI_Finalize + 1u, __ATOMIC_RELEASE);
+    }
+    __atomic_store_n(&life_tsc_end, tsc_end, __ATOMIC_RELEASE);
+    mpiscope_on = 0;
+    mpiscope_mpit_finish();     /* last MPI_T read before our own traffic, MPI_T closed */
+    mpiscope_env_finalize(life_comm);   /* the wait for the last rank */
+    mpiscope_snapshot_stop();   /* every rank is here: no snapshot races the final write */
+    mpiscope_regions_close_all(tsc_end);
+    mpiscope_final_t f = life_final;
+    uint64_t tsc1;
+    f.sec_per_tick = life_calibrate(&tsc1);
+    f.wall = (double)(tsc_end - life_tsc0) * f.sec_per_tick;
+    f.start_time = life_epoch0;
+    f.t = life_threads[0];
+    f.threads = life_threads_seen;
+    mpiscope_cancels_apply();
+    life_merge_threads(f.t);
+    f.overflow = f.t->overflow | mpiscope_comms_overflow() | mpiscope_regions_overflow() |
+                 mpiscope_commtab_overflow() | mpiscope_sites_overflow();
+    f.comm = life_comm;
+    f.rank = mpiscope_world_rank_;
+    f.size = mpiscope_world_size;
+    if (mpiscope_settings.MODE == MPISCOPE_MODE_VALUE_SUMMARY)
+        mpiscope_write_summary(&f);
+    else
+        mpiscope_write_profile(&f);
+    free(f.node_ranks);
+    PMPI_Comm_free(&life_comm);
+    if (me)
+        __atomic_store_n(&me->now_func, 0u, __ATOMIC_RELEASE);
+}
+
 int MPI_Finalize(void)
 {
-    if (mpiscope_on && !life_finished) {
-        mpiscope_snapshot_stop();   /* no snapshot races the final write */
-        uint64_t tsc_end = mpiscope_now();
-        mpiscope_on = 0;
-        life_finished = 1;
-        mpiscope_mpit_finish();     /* last MPI_T read before our own traffic, MPI_T closed */
-        mpiscope_env_finalize(life_comm);
-        mpiscope_regions_close_all(tsc_end);
-        mpiscope_final_t f = life_final;
-        uint64_t tsc1;
-        f.sec_per_tick = life_calibrate(&tsc1);
-        f.wall = (double)(tsc_end - life_tsc0) * f.sec_per_tick;
-        f.start_time = life_epoch0;
-        f.t = life_threads[0];
-        f.threads = life_nthreads;
-        mpiscope_cancels_apply();
-        life_merge_threads(f.t);
-        f.overflow = f.t->overflow | mpiscope_comms_overflow() | mpiscope_regions_overflow() |
-                     mpiscope_commtab_overflow() | mpiscope_sites_overflow();
-        f.comm = life_comm;
-        f.rank = mpiscope_world_rank_;
-        f.size = mpiscope_world_size;
-        if (mpiscope_settings.MODE == MPISCOPE_MODE_VALUE_SUMMARY)
-            mpiscope_write_summary(&f);
-        else
-            mpiscope_write_profile(&f);
-        free(f.node_ranks);
-        PMPI_Comm_free(&life_comm);
-    }
+    mpiscope_finalize();
     return mpiscope_next_MPI_Finalize();
 }
 

@@ -43,7 +43,8 @@
 
 #define MPISCOPE_VERSION "0.1.0"
 #define MPISCOPE_NBUCKETS 64       /* log2 size buckets: 0 bytes, then [2^(b-1), 2^b) */
-#define MPISCOPE_MAX_THREADS 256   /* threads with their own tables; more share the last */
+#define MPISCOPE_MAX_THREADS 256   /* tables of one thread each (reused after a thread exits);
+                                      more threads at once share one, under a lock */
 #define MPISCOPE_REGION_DEPTH 64   /* nesting depth of open regions */
 #define MPISCOPE_REGION_NAME_MAX 256   /* region names are cut to 255 bytes (UTF-8 safe) */
 
@@ -122,6 +123,7 @@ typedef struct mpiscope_thread {
     uint32_t *cused;             /* cstats indices with calls > 0 */
     uint32_t ncused;
     uint32_t tl_shift;           /* timeline bin width: 2^tl_shift ticks */
+    int32_t now_cslot;           /* the call in flight's communicator slot, -1 none (snapshots) */
     uint64_t *tl;                /* timeline: [mpiscope_tl_nbins][MPISCOPE_TL_ROWS] (timeline.c) */
     uint32_t site_mask;          /* call sites: capacity - 1 (tables/callsites.c) */
     mpiscope_site_t *sites;      /* [capacity], then the sites' histogram [capacity][NBUCKETS] */
@@ -138,8 +140,11 @@ typedef struct mpiscope_thread {
     } ccache[16];
     volatile uint32_t tl_seq;    /* odd while the timeline's bins are merged (snapshots retry) */
     struct mpiscope_sitecold *site_cold;  /* the slow path's per-thread state (callsites.c) */
+    volatile uint32_t idle;      /* its thread exited: waits for the next new thread */
 } mpiscope_thread_t;
 
+#define MPISCOPE_PEER_OTHER_JOB (-3)   /* mpiscope_call_t.peer: a process of another job
+                                          (spawned, connected): no world rank */
 typedef struct {                 /* one call in flight (see roles.h) */
     mpiscope_thread_t *t;
     int id, hist, sync_id;
@@ -165,6 +170,17 @@ extern __thread mpiscope_thread_t *mpiscope_tls __attribute__((tls_model("initia
 extern int mpiscope_sites_on;            /* call sites recorded (MPISCOPE_CALLSITES) */
 
 mpiscope_thread_t *mpiscope_thread_attach(void);  /* first MPI call of a thread */
+/* MPI_Init / MPI_Init_thread (thread != 0) around the MPI's own init, and the
+ * profile's part of MPI_Finalize: the wrappers and pmpi_lifecycle.c's hooks. */
+int mpiscope_init(int thread, int *argc, char ***argv, int required, int *provided,
+                  int (*init)(int *, char ***), int (*init_thread)(int *, char ***, int, int *));
+void mpiscope_finalize(void);
+/* The shared table (overflow bit MPISCOPE_OVF_THREADS, set on it alone while
+ * recording) is updated under this lock; its type and communicator caches
+ * are never filled (they would be torn between threads). */
+void mpiscope_shared_lock(void);
+void mpiscope_shared_unlock(void);
+#define MPISCOPE_SHARED(t) __builtin_expect(((t)->overflow & MPISCOPE_OVF_THREADS) != 0, 0)
 void mpiscope_lock(void);                         /* no-ops unless mpiscope_multi */
 void mpiscope_unlock(void);
 
@@ -228,12 +244,16 @@ static inline void mpiscope_enter(mpiscope_call_t *c)
     mpiscope_thread_t *t = c->t;
     t->now_to = c->peer;
     t->now_from = c->from;
+    t->now_cslot = c->cslot;
     t->now_t0 = c->t0;
     __atomic_store_n(&t->now_func, (uint32_t)c->id + 1u, __ATOMIC_RELEASE);
 }
+/* now_t0 then says since when the thread is outside MPI (a hung job: the rank
+ * that never arrived, and since when). */
 static inline void mpiscope_leave(mpiscope_call_t *c)
 {
     __atomic_store_n(&c->t->now_func, 0u, __ATOMIC_RELAXED);
+    c->t->now_t0 = c->t1;
 }
 
 /* tables/timeline.c: per-thread time bins, one row per function kind
@@ -305,6 +325,9 @@ static inline __attribute__((always_inline)) void mpiscope_site_add(mpiscope_cal
 static inline __attribute__((always_inline)) void mpiscope_record(mpiscope_call_t *c)
 {
     mpiscope_thread_t *t = c->t;
+    int shared = MPISCOPE_SHARED(t);     /* one test of a bit in the first cache line */
+    if (shared)
+        mpiscope_shared_lock();
     uint64_t dt = c->t1 - c->t0;
     unsigned bucket = 0;
     mpiscope_stat_add(t, c->id, dt, c->sent, c->recv);
@@ -324,6 +347,8 @@ static inline __attribute__((always_inline)) void mpiscope_record(mpiscope_call_
     }
     if (c->peer >= 0)
         mpiscope_peer_add(t, c->peer, c->sent);
+    else if (__builtin_expect(c->peer == MPISCOPE_PEER_OTHER_JOB, 0))
+        t->overflow |= MPISCOPE_OVF_OTHER_JOB;    /* no world rank to file it under */
     if (c->cslot >= 0) {
         uint32_t ci = (uint32_t)c->cslot * MPISCOPE_NIDS + (uint32_t)c->id;
         mpiscope_cstat_t *cs = &t->cstats[ci];
@@ -337,6 +362,8 @@ static inline __attribute__((always_inline)) void mpiscope_record(mpiscope_call_
     }
     if (c->ret)
         mpiscope_site_add(c, dt, bucket);
+    if (shared)
+        mpiscope_shared_unlock();
     if (__builtin_expect(c->t1 >= __atomic_load_n(&mpiscope_mpit_due, __ATOMIC_RELAXED), 0))
         mpiscope_mpit_sample(c->t1);
 }
@@ -372,18 +399,22 @@ void mpiscope_comm_unmap(MPI_Comm comm);
 uint32_t mpiscope_commtab_overflow(void);
 unsigned mpiscope_commtab_count(void);          /* slots, "other" included */
 uint64_t mpiscope_commtab_id(unsigned slot);
+/* For snapshots (another thread, no lock, no MPI call): the communicators this
+ * rank is a member of now, world and self left out: id, size, name. */
+unsigned mpiscope_commtab_live(mpiscope_member_t *out, const char **names, unsigned cap);
 struct mpiscope_buf;
 int mpiscope_commtab_entry(unsigned slot, uint64_t *id, struct mpiscope_buf *json);
 
 /* comms.c */
-int mpiscope_comm_translate(MPI_Comm comm, int rank);   /* world rank, -1 if unknown */
+int mpiscope_comm_translate(MPI_Comm comm, int rank);   /* world rank, -1 if unknown, or _OTHER_JOB */
 static inline int mpiscope_world_of(MPI_Comm comm, int rank)
 {
     return comm == MPI_COMM_WORLD ? rank : mpiscope_comm_translate(comm, rank);
 }
 void mpiscope_comm_forget(MPI_Comm comm);
 int mpiscope_group_n(MPI_Comm comm, int *inter);        /* remote size of an intercomm, else size */
-void mpiscope_degrees(MPI_Comm comm, int *indeg, int *outdeg);
+void mpiscope_degrees(MPI_Comm comm, int *indeg, int *outdeg);   /* neighbours not MPI_PROC_NULL */
+void mpiscope_neighbors(MPI_Comm comm, int *indeg, int *outdeg, int *positions, uint64_t *real);
 uint64_t mpiscope_bytes_slow(long count, MPI_Datatype type, unsigned slot);
 extern volatile uint32_t mpiscope_type_gen;      /* bumped by MPI_Type_free */
 
@@ -403,14 +434,14 @@ static inline uint64_t mpiscope_bytes(long count, MPI_Datatype type)
     return mpiscope_bytes_slow(count, type, slot);
 }
 /* Persistent requests (p2p, partitioned, collective): what each start moves. */
-void mpiscope_req_add(MPI_Request req, int peer, uint64_t sent, uint64_t recv);
-void mpiscope_req_start(mpiscope_call_t *c, MPI_Request req);
+void mpiscope_req_add(MPI_Request req, int peer, uint64_t sent, uint64_t recv, int cslot);
+void mpiscope_req_start(mpiscope_call_t *c, MPI_Request req, int first);
 void mpiscope_req_forget(MPI_Request req);
 void mpiscope_comms_init(void);
 uint32_t mpiscope_comms_overflow(void);
 
 /* cancels.c: a receive whose cancellation succeeds moved nothing. */
-#define MPISCOPE_DONE_MAX 16     /* pending cancellations followed per completion call */
+#define MPISCOPE_DONE_MAX 64     /* pending cancellations at once; a completion call follows all */
 enum { MPISCOPE_DONE_ONE, MPISCOPE_DONE_ALL, MPISCOPE_DONE_ANY, MPISCOPE_DONE_SOME };
 typedef struct {                 /* a completion call's pending cancellations (roles.h) */
     int n;
@@ -421,6 +452,7 @@ extern volatile uint32_t mpiscope_cancels_pending;
 void mpiscope_cancels_init(void);
 void mpiscope_recv_posted(const mpiscope_call_t *c, MPI_Request req);
 void mpiscope_cancel_asked(MPI_Request req);
+void mpiscope_cancel_forget(MPI_Request req);     /* MPI_Request_free */
 void mpiscope_done_pre(mpiscope_done_t *d, int n, const MPI_Request *reqs, MPI_Status **statuses,
                        int one);
 void mpiscope_done_post(mpiscope_done_t *d, int rc, int how, const int *flag, const int *index,
@@ -520,9 +552,10 @@ typedef struct {
 int mpiscope_program_info(mpiscope_program_t *p);   /* 1 if run by an interpreter */
 
 /* lifecycle.c, for snapshots: fresh tables; every thread's tables summed
- * into `into` (cleared first) and f filled as MPI_Finalize would (no MPI call). */
+ * into `into` (cleared first), the calls in flight as time, and f filled as
+ * MPI_Finalize would (no MPI call); *now: the tick it was taken at. */
 mpiscope_thread_t *mpiscope_table_new(void);
-void mpiscope_state_now(mpiscope_thread_t *into, mpiscope_final_t *f);
+void mpiscope_state_now(mpiscope_thread_t *into, mpiscope_final_t *f, uint64_t *now);
 unsigned mpiscope_threads_inflight(mpiscope_inflight_t *out, unsigned cap, uint64_t now, double spt);
 
 /* tables/mpit.c: MPI_T performance variables (MPISCOPE_MPIT=1). init after

@@ -25,6 +25,17 @@ static int cmp_entry(const void *x, const void *y)
     return 0;
 }
 
+/* The same key, then the earlier text in the buffer the entries were parsed
+ * from: the receiver's own entries come before what it received from a
+ * higher rank, so the first text of a key is the lowest rank's (a
+ * communicator's name as its lowest member sees it), whatever qsort does. */
+static int cmp_entry_stable(const void *x, const void *y)
+{
+    int c = cmp_entry(x, y);
+    const mpiscope_entry_t *p = x, *q = y;
+    return c ? c : (p->text > q->text) - (p->text < q->text);
+}
+
 static void serialize(const mpiscope_entry_t *e, size_t n, mpiscope_buf_t *b)
 {
     static const char zero[8];
@@ -70,7 +81,7 @@ static size_t parse(const char *data, size_t len, mpiscope_entry_t **out)
 /* Sort, drop duplicates (the first text of a key wins), re-serialize. */
 static void normalize(mpiscope_entry_t *e, size_t n, mpiscope_buf_t *out)
 {
-    qsort(e, n, sizeof *e, cmp_entry);
+    qsort(e, n, sizeof *e, cmp_entry_stable);
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (k == 0 || cmp_entry(&e[k - 1], &e[i]) != 0)

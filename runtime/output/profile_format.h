@@ -34,6 +34,12 @@ enum mpiscope_overflow {
     MPISCOPE_OVF_REQUESTS = 1u << 2,
     MPISCOPE_OVF_COMMS = 1u << 3,
     MPISCOPE_OVF_COMM_TABLES = 1u << 4,   /* more communicators than MPISCOPE_MAX_COMM_TABLES */
+    MPISCOPE_OVF_THREADS = 1u << 5,       /* more threads in MPI at once than MPISCOPE_MAX_THREADS:
+                                             the extra ones shared one table (counts exact) */
+    MPISCOPE_OVF_CANCELS = 1u << 6,       /* a cancelled receive could not be followed: its bytes
+                                             stay counted */
+    MPISCOPE_OVF_OTHER_JOB = 1u << 7,     /* point-to-point messages to processes of another job
+                                             (spawned, connected): counted, with no peer record */
     MPISCOPE_OVF_CALLSITES = 1u << 8,     /* more call sites than MPISCOPE_MAX_CALLSITES: the rest in site 0 */
     MPISCOPE_OVF_MODULES = 1u << 9        /* call sites in more loaded objects than MPISCOPE_MODULES_MAX */
 };
@@ -53,7 +59,8 @@ enum mpiscope_section_kind {
     MPISCOPE_SEC_MPIT = 12,    /* MPI_T variables: mpiscope_mpit_t (full), mpiscope_summary_t (summary) */
     MPISCOPE_SEC_MODULES = 13, /* mpiscope_module_t: the objects call sites are in, rank 0 (union) */
     MPISCOPE_SEC_CALLSITES = 14, /* mpiscope_callsite_t (full), mpiscope_summary_t (summary) */
-    MPISCOPE_SEC_TIMELINE = 15 /* time bins: doubles, rank x row x bin (full); mpiscope_summary_t (summary) */
+    MPISCOPE_SEC_TIMELINE = 15, /* time bins: doubles, rank x row x bin (full); mpiscope_summary_t (summary) */
+    MPISCOPE_SEC_MEMBERS = 17  /* mpiscope_member_t: partial profiles only (written by mpiscope merge) */
 };
 
 /* A reader skips section kinds it does not know, so new kinds (per-communicator
@@ -306,12 +313,24 @@ typedef struct {                 /* 32 bytes */
     uint16_t thread;             /* index of the thread's tables (0 = first to call MPI) */
     int32_t to;                  /* world rank the call sends to, or MPISCOPE_PEER_NONE */
     int32_t from;                /* world rank it waits for, MPISCOPE_PEER_NONE / _ANY */
-    double seconds;              /* time in this call so far (0 outside MPI) */
-    uint64_t reserved;           /* 0; room for the communicator */
+    double seconds;              /* time in this call so far; outside MPI: since the thread's
+                                    last MPI call returned (0 if it made none) */
+    uint64_t comm;               /* id of the call's communicator (as COMMS); 0 none or unknown */
 } mpiscope_inflight_t;
 
+/* Snapshots only: a communicator a rank is a member of when the snapshot is
+ * taken (world and self left out), so a partial profile knows who belongs to
+ * the communicator a rank waits in (the hang finding's wait-for graph). */
+typedef struct {                 /* 16 bytes */
+    uint32_t rank;
+    uint32_t size;               /* the communicator's size (local group of an intercomm) */
+    uint64_t comm;               /* its id, as COMMS and META "communicators" */
+} mpiscope_member_t;
+
 /* The spool: every rank writes its chunk (header, then RANK, NODE, FUNCS,
- * HIST, PEERS, REGIONS, INFLIGHT records, then region names) with one
+ * HIST, PEERS, REGIONS, INFLIGHT records, then region names, then the call
+ * sites block, then MEMBERS records and their names, then the timeline
+ * block) with one
  * pwrite into its own slot: slot k of <spool>/node<N>.snap (k = its index
  * among the node's ranks) or <spool>/rank<R>.snap. */
 #define MPISCOPE_SPOOL_MAGIC "MPSCSNAP"
@@ -332,12 +351,13 @@ typedef struct {                 /* 128 bytes */
     uint32_t ninflight, names_bytes;   /* names: per region record, u32 length + bytes; padded to 8 */
     uint32_t flags;              /* enum mpiscope_snap_flags */
     uint32_t signal;             /* the signal number that asked for it (0: timer) */
-    uint32_t tl_bins;            /* timeline bins after the call sites (0: none), MPISCOPE_TL rows each */
+    uint32_t tl_bins;            /* timeline bins after the members' names (0: none), MPISCOPE_TL rows each */
     uint32_t tl_rows;            /* rows of the timeline block: the function kinds, then bytes */
     double tl_width;             /* s, this rank's bin width */
-    uint32_t ncallsites;         /* CALLSITE records after the names, then their sites (below) */
+    uint32_t ncallsites;         /* CALLSITE records after the region names, then their sites (below) */
     uint32_t callsite_bytes;     /* all of it: records, u32 length, JSON {"callsites", "modules"}, padded to 8 */
-    uint8_t reserved[8];
+    uint32_t nmembers;           /* mpiscope_member_t records after the call sites */
+    uint32_t member_names_bytes; /* then per member record, u32 length + its name; padded to 8 */
 } mpiscope_snap_header_t;
 
 #endif

@@ -32,11 +32,12 @@
 #include "mpiscope.h"
 #include "output/callsites_out.h"
 
-#define SNAP_MAX_INFLIGHT MPISCOPE_MAX_THREADS
+#define SNAP_MAX_INFLIGHT (MPISCOPE_MAX_THREADS + 1)   /* + the shared table */
 #define SNAP_TERM_GRACE_MS 5000     /* the longest SIGTERM waits for its snapshot */
 
 static struct {
     int on;
+    volatile int live;             /* the thread answers; 0 once stopped (the handlers stay) */
     int wake[2];                   /* handler -> thread: one byte per request (a signal number) */
     int done[2];                   /* thread -> SIGTERM handler: the snapshot is written */
     pthread_t thread;
@@ -57,6 +58,9 @@ static struct {
     mpiscope_peer_t *peers;
     mpiscope_region_t *regs;
     mpiscope_inflight_t inflight[SNAP_MAX_INFLIGHT];
+    mpiscope_member_t *members;    /* the communicators this rank is in */
+    const char **member_names;
+    unsigned members_cap;
 } snap = {.wake = {-1, -1}, .done = {-1, -1}, .fd = -1};
 
 static void *snap_zalloc(size_t bytes)
@@ -100,11 +104,12 @@ static void snap_handler(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
     unsigned char b = (unsigned char)sig;
+    int live = snap.live;
     if (sig == SIGTERM) {
         char junk[16];
-        while (read(snap.done[0], junk, sizeof junk) > 0) {
+        while (live && read(snap.done[0], junk, sizeof junk) > 0) {
         }
-        if (write(snap.wake[1], &b, 1) == 1) {
+        if (live && write(snap.wake[1], &b, 1) == 1) {
             struct pollfd pf = {snap.done[0], POLLIN, 0};
             poll(&pf, 1, SNAP_TERM_GRACE_MS);
         }
@@ -112,8 +117,10 @@ static void snap_handler(int sig, siginfo_t *si, void *uc)
         snap_chain(&snap.old_term, sig, si, uc);
         return;
     }
-    ssize_t rc = write(snap.wake[1], &b, 1);
-    (void)rc;
+    if (live) {
+        ssize_t rc = write(snap.wake[1], &b, 1);
+        (void)rc;
+    }
     errno = saved;
     if (sig == snap.sig && snap.have_sig)
         snap_chain(&snap.old_sig, sig, si, uc);
@@ -141,8 +148,8 @@ static size_t pad8(size_t n)
 static size_t snap_build(int sig)
 {
     mpiscope_final_t f;
-    mpiscope_state_now(snap.scratch, &f);
-    uint64_t now_tsc = mpiscope_now();
+    uint64_t now_tsc;
+    mpiscope_state_now(snap.scratch, &f, &now_tsc);
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
 
@@ -155,6 +162,11 @@ static size_t snap_build(int sig)
     unsigned ni = mpiscope_threads_inflight(snap.inflight, SNAP_MAX_INFLIGHT, now_tsc, f.sec_per_tick);
     mpiscope_node_t node;
     mpiscope_node_fill(&f, &node);
+    unsigned nm = mpiscope_commtab_live(snap.members, snap.member_names, snap.members_cap);
+    size_t mnames = 0;
+    for (unsigned i = 0; i < nm; i++)
+        mnames += 4 + strlen(snap.member_names[i]);
+    mnames = pad8(mnames);
 
     me.rank = (uint32_t)f.rank;
     me.node = (uint32_t)f.node;
@@ -182,7 +194,8 @@ static size_t snap_build(int sig)
     size_t cap = (size_t)mpiscope_settings.SNAPSHOT_BYTES;
     uint32_t flags = 0;
     size_t fixed = sizeof(mpiscope_snap_header_t) + sizeof me + sizeof node +
-                   sizeof(mpiscope_inflight_t) * ni + sizeof(mpiscope_region_t) * nr + names;
+                   sizeof(mpiscope_inflight_t) * ni + sizeof(mpiscope_region_t) * nr + names +
+                   sizeof(mpiscope_member_t) * nm + mnames;
     size_t need = fixed + sizeof(mpiscope_func_t) * nf + sizeof(mpiscope_hist_t) * nh +
                   sizeof(mpiscope_peer_t) * np + sites.len;
     if (need > cap && sites.len) {
@@ -209,8 +222,13 @@ static size_t snap_build(int sig)
         need -= sizeof(mpiscope_func_t) * drop;
     }
     if (need > cap) {          /* regions and their names alone exceed the slot */
+        need -= sizeof(mpiscope_region_t) * nr + names;
         nr = 0;
         names = 0;
+    }
+    if (need > cap) {          /* so do the communicators */
+        nm = 0;
+        mnames = 0;
     }
     me.func_count = nf;
     me.hist_count = nh;
@@ -240,12 +258,21 @@ static size_t snap_build(int sig)
         PUT(&len, 4);
         PUT(name, len);
     }
-#undef PUT
     memset(p, 0, (size_t)(names_at + names - p));
     p = names_at + names;
     if (sites.len)
         memcpy(p, sites.data, sites.len);
     p += sites.len;
+    PUT(snap.members, sizeof(mpiscope_member_t) * nm);
+    names_at = p;
+    for (unsigned i = 0; i < nm && mnames; i++) {
+        uint32_t len = (uint32_t)strlen(snap.member_names[i]);
+        PUT(&len, 4);
+        PUT(snap.member_names[i], len);
+    }
+#undef PUT
+    memset(p, 0, (size_t)(names_at + mnames - p));
+    p = names_at + mnames;
     /* The timeline goes last, in whatever room the slot has left (it is dropped first). */
     uint32_t tl_bins = 0;
     double tl_width = 0;
@@ -282,6 +309,8 @@ static size_t snap_build(int sig)
     h.ncallsites = nsites;
     h.callsite_bytes = (uint32_t)sites.len;
     mpiscope_buf_free(&sites);
+    h.nmembers = nm;
+    h.member_names_bytes = (uint32_t)mnames;
     memcpy(snap.chunk, &h, sizeof h);
     h.checksum = snap_checksum(snap.chunk, h.chunk_bytes);
     memcpy(snap.chunk, &h, sizeof h);
@@ -436,7 +465,11 @@ void mpiscope_snapshot_init(mpiscope_final_t *life, MPI_Comm comm)
     snap.hist = snap_zalloc(nhist * sizeof *snap.hist);
     snap.peers = snap_zalloc((snap.scratch ? snap.scratch->peer_mask + 1u : 1u) * sizeof *snap.peers);
     snap.regs = snap_zalloc((size_t)mpiscope_nslots * sizeof *snap.regs);
-    if (!snap.scratch || !snap.chunk || !snap.funcs || !snap.hist || !snap.peers || !snap.regs)
+    snap.members_cap = mpiscope_commtab_count();
+    snap.members = snap_zalloc(snap.members_cap * sizeof *snap.members);
+    snap.member_names = snap_zalloc(snap.members_cap * sizeof *snap.member_names);
+    if (!snap.scratch || !snap.chunk || !snap.funcs || !snap.hist || !snap.peers || !snap.regs ||
+        !snap.members || !snap.member_names)
         return;
     if (pipe2(snap.wake, O_CLOEXEC | O_NONBLOCK) != 0 || pipe2(snap.done, O_CLOEXEC | O_NONBLOCK) != 0)
         return;
@@ -451,6 +484,7 @@ void mpiscope_snapshot_init(mpiscope_final_t *life, MPI_Comm comm)
     if (rc != 0)
         return;
     snap.on = 1;
+    snap.live = 1;
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -468,12 +502,13 @@ void mpiscope_snapshot_stop(void)
 {
     if (!snap.on)
         return;
-    /* Give the signals back first, so no handler writes to a pipe nobody reads. */
-    if (snap.have_sig)
-        sigaction(snap.sig, &snap.old_sig, NULL);
-    if (snap.have_term)
-        sigaction(SIGTERM, &snap.old_term, NULL);
-    snap.have_sig = snap.have_term = 0;
+    /* RATIONALE: the handlers stay installed. Given back here, a snapshot
+     * signal that reaches a rank after this point (it is still in
+     * MPI_Finalize, or the job is ending) would get SIGUSR1's default action
+     * and kill a rank of a job that is finishing normally (and Open MPI then
+     * aborts the job). From now on the handler only runs the program's own
+     * action: the handler it had before MPI_Init, or for SIGTERM the default. */
+    snap.live = 0;
     unsigned char stop = 0;
     if (write(snap.wake[1], &stop, 1) == 1)
         pthread_join(snap.thread, NULL);

@@ -690,8 +690,8 @@ int mpiscope_sites_sum(mpiscope_sites_sum_t *out)
         mpiscope_sites_sum_free(out);
         return 0;
     }
-    mpiscope_thread_t *threads[MPISCOPE_MAX_THREADS];
-    unsigned nt = mpiscope_threads_list(threads, MPISCOPE_MAX_THREADS);
+    mpiscope_thread_t *threads[MPISCOPE_MAX_THREADS + 1];   /* + the shared table (lifecycle.c) */
+    unsigned nt = mpiscope_threads_list(threads, MPISCOPE_MAX_THREADS + 1);
     for (unsigned k = 0; k < nt; k++) {
         mpiscope_thread_t *t = threads[k];
         if (!t->sites || !t->site_cold)

@@ -29,9 +29,11 @@ typedef struct {
     uint64_t bytes;
     uint32_t id, slot;           /* function id, region slot */
     int hist;                    /* histogram slot, -1 none */
+    int cslot;                   /* per-communicator table slot, -1 none */
 } cancel_entry_t;
 
-#define CANCEL_PENDING_MAX 64    /* cancelled, not yet completed */
+#define CANCEL_PENDING_MAX MPISCOPE_DONE_MAX   /* cancelled, not yet completed: one completion
+                                                  call can follow every one of them */
 #define CANCEL_FIX_MAX 4096      /* successful cancellations kept for MPI_Finalize */
 
 static cancel_entry_t *posted;   /* open addressing, never deleted (handles are reused) */
@@ -76,7 +78,8 @@ void mpiscope_recv_posted(const mpiscope_call_t *c, MPI_Request req)
     if (posted[i].key == key || posted_count < posted_max) {
         if (posted[i].key == 0)
             posted_count++;
-        posted[i] = (cancel_entry_t){key, c->t, c->recv, (uint32_t)c->id, mpiscope_region_slot, c->hist};
+        posted[i] = (cancel_entry_t){key, c->t, c->recv, (uint32_t)c->id, mpiscope_region_slot, c->hist,
+                                     c->cslot};
     }
     mpiscope_unlock();
 }
@@ -101,9 +104,24 @@ void mpiscope_cancel_asked(MPI_Request req)
             pending[free_slot] = posted[i];
             mpiscope_cancels_pending++;
         } else if (!dup) {
-            mpiscope_tls->overflow |= MPISCOPE_OVF_REQUESTS;   /* cannot follow it: counted */
+            __atomic_or_fetch(&mpiscope_tls->overflow, MPISCOPE_OVF_CANCELS, __ATOMIC_RELAXED);   /* cannot follow it: counted */
         }
     }
+    mpiscope_unlock();
+}
+
+/* MPI_Request_free of a request: a cancellation pending on it is never seen
+ * completed (its bytes stay counted, as documented); stop following it. */
+void mpiscope_cancel_forget(MPI_Request req)
+{
+    if (!mpiscope_cancels_pending || req == MPI_REQUEST_NULL)
+        return;
+    mpiscope_lock();
+    for (int k = 0; k < CANCEL_PENDING_MAX; k++)
+        if (pending[k].key == HKEY(req)) {
+            pending[k].key = 0;
+            mpiscope_cancels_pending--;
+        }
     mpiscope_unlock();
 }
 
@@ -154,7 +172,7 @@ static void done_one(mpiscope_done_t *d, int j, const MPI_Status *st)
         if (cancelled && fixes && nfixes < CANCEL_FIX_MAX)
             fixes[nfixes++] = pending[k];
         else if (cancelled)
-            mpiscope_tls->overflow |= MPISCOPE_OVF_REQUESTS;
+            __atomic_or_fetch(&mpiscope_tls->overflow, MPISCOPE_OVF_CANCELS, __ATOMIC_RELAXED);
         pending[k].key = 0;
         mpiscope_cancels_pending--;
     }
@@ -206,6 +224,10 @@ void mpiscope_cancels_apply(void)
         mpiscope_thread_t *t = e->t;
         mpiscope_stat_t *s = &t->stats[e->id * mpiscope_nslots + e->slot];
         s->recv -= e->bytes <= s->recv ? e->bytes : s->recv;
+        if (e->cslot >= 0) {     /* and from its communicator's row */
+            mpiscope_cstat_t *cs = &t->cstats[(uint32_t)e->cslot * MPISCOPE_NIDS + e->id];
+            cs->recv -= e->bytes <= cs->recv ? e->bytes : cs->recv;
+        }
         if (e->hist < 0)
             continue;
         unsigned b = 64u - (unsigned)__builtin_clzll(e->bytes);

@@ -25,7 +25,8 @@ typedef struct {
 
 typedef struct {                 /* what one start of a persistent request moves */
     uint64_t key;                /* handle + 1; 0 = empty */
-    int peer;                    /* world rank of a send's destination, -1 */
+    int peer;                    /* world rank of a send's destination, -1 (-2: another job's) */
+    int cslot;                   /* its communicator's per-communicator table slot, -1 none */
     uint64_t sent, recv;         /* both for a persistent collective */
 } mpiscope_req_slot_t;
 
@@ -155,7 +156,7 @@ int mpiscope_comm_translate(MPI_Comm comm, int rank)
     }
     if (s && rank < s->n) {
         int w = s->world ? s->world[rank] : rank;
-        out = w == MPI_UNDEFINED ? -1 : w;
+        out = w == MPI_UNDEFINED ? MPISCOPE_PEER_OTHER_JOB : w;   /* spawned, connected */
     }
     mpiscope_unlock();
     return out;
@@ -187,23 +188,49 @@ int mpiscope_group_n(MPI_Comm comm, int *inter_out)
     return n;
 }
 
-void mpiscope_degrees(MPI_Comm comm, int *indeg, int *outdeg)
+/* A neighbourhood collective's neighbours: in/out-degree (neighbours that are not
+ * MPI_PROC_NULL), the length of its count arrays (positions), and which positions
+ * are real neighbours (bit k; every position from 64 on is). RATIONALE: on a
+ * non-periodic cartesian communicator a rank at the edge has MPI_PROC_NULL
+ * neighbours; their blocks are in the buffers but nothing moves to or from them
+ * (MPI 4.0, 8.6), so they count 0 bytes, as MPI_PROC_NULL does everywhere. */
+void mpiscope_neighbors(MPI_Comm comm, int *indeg, int *outdeg, int *positions, uint64_t *real)
 {
     int topo = MPI_UNDEFINED, n = 0, weighted = 0;
-    *indeg = *outdeg = 0;
+    *indeg = *outdeg = *positions = 0;
+    *real = ~0ull;
     if (comm == MPI_COMM_NULL || PMPI_Topo_test(comm, &topo) != MPI_SUCCESS)
         return;
     if (topo == MPI_CART) {
         PMPI_Cartdim_get(comm, &n);
-        *indeg = *outdeg = 2 * n;
+        *positions = 2 * n;
+        *real = 0;
+        for (int d = 0; d < n; d++) {
+            int src = MPI_PROC_NULL, dst = MPI_PROC_NULL;
+            PMPI_Cart_shift(comm, d, 1, &src, &dst);
+            if (src != MPI_PROC_NULL || 2 * d >= 64)
+                *real |= 2 * d < 64 ? 1ull << (2 * d) : 0, ++*indeg;
+            if (dst != MPI_PROC_NULL || 2 * d + 1 >= 64)
+                *real |= 2 * d + 1 < 64 ? 1ull << (2 * d + 1) : 0, ++*outdeg;
+        }
+        /* a cart's in- and out-neighbours are the same list: -1 then +1 per dimension */
+        *indeg = *outdeg = *indeg + *outdeg;
     } else if (topo == MPI_GRAPH) {
         int rank;
         PMPI_Comm_rank(comm, &rank);
         PMPI_Graph_neighbors_count(comm, rank, &n);
-        *indeg = *outdeg = n;
+        *indeg = *outdeg = *positions = n;
     } else if (topo == MPI_DIST_GRAPH) {
         PMPI_Dist_graph_neighbors_count(comm, indeg, outdeg, &weighted);
+        *positions = -1;         /* in and out lists differ in length: each its own degree */
     }
+}
+
+void mpiscope_degrees(MPI_Comm comm, int *indeg, int *outdeg)
+{
+    int positions;
+    uint64_t real;
+    mpiscope_neighbors(comm, indeg, outdeg, &positions, &real);
 }
 
 volatile uint32_t mpiscope_type_gen = 1;
@@ -216,7 +243,7 @@ uint64_t mpiscope_bytes_slow(long count, MPI_Datatype type, unsigned slot)
     if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size < 0 || size == MPI_UNDEFINED)
         return 0;
     mpiscope_thread_t *t = mpiscope_tls;
-    if (t) {
+    if (t && !MPISCOPE_SHARED(t)) {
         t->types[slot].type = (uintptr_t)type;
         t->types[slot].size = (uint64_t)size;
         t->types[slot].gen = mpiscope_type_gen;
@@ -226,7 +253,7 @@ uint64_t mpiscope_bytes_slow(long count, MPI_Datatype type, unsigned slot)
 
 /* --- persistent requests --------------------------------------------------------- */
 
-void mpiscope_req_add(MPI_Request req, int peer, uint64_t sent, uint64_t recv)
+void mpiscope_req_add(MPI_Request req, int peer, uint64_t sent, uint64_t recv, int cslot)
 {
     if (!reqs_tab || req == MPI_REQUEST_NULL)
         return;
@@ -238,17 +265,40 @@ void mpiscope_req_add(MPI_Request req, int peer, uint64_t sent, uint64_t recv)
     } else {
         if (reqs_tab[i].key == 0)
             reqs_count++;
-        reqs_tab[i] = (mpiscope_req_slot_t){key, peer, sent, recv};
+        reqs_tab[i] = (mpiscope_req_slot_t){key, peer, cslot, sent, recv};
     }
     mpiscope_unlock();
 }
 
-void mpiscope_req_start(mpiscope_call_t *c, MPI_Request req)
+/* One (communicator, function) entry of a thread's per-communicator table:
+ * only MPI_Start / MPI_Startall reach it this way, never through
+ * mpiscope_record (they take no communicator), so the two never meet. */
+static void cstat_add(mpiscope_thread_t *t, int cslot, int id, uint64_t calls, uint64_t sent,
+                      uint64_t recv, uint64_t ticks)
+{
+    uint32_t ci = (uint32_t)cslot * MPISCOPE_NIDS + (uint32_t)id;
+    mpiscope_cstat_t *cs = &t->cstats[ci];
+    if (!cs->calls && !cs->sent && !cs->recv && !cs->ticks && (calls || sent || recv || ticks)) {
+        t->cused[t->ncused] = ci;
+        __atomic_store_n(&t->ncused, t->ncused + 1, __ATOMIC_RELEASE);
+    }
+    cs->calls += calls;
+    cs->sent += sent;
+    cs->recv += recv;
+    cs->ticks += ticks;
+}
+
+/* After a successful MPI_Start / MPI_Startall (first: its first request): each
+ * request moves what its _init call described, counted in the call's bytes,
+ * to its peer, and in its communicator's row; the call itself (and its time)
+ * is filed under the first request's communicator, so every row stays exact
+ * when one MPI_Startall starts requests of several communicators. */
+void mpiscope_req_start(mpiscope_call_t *c, MPI_Request req, int first)
 {
     if (!reqs_tab || req == MPI_REQUEST_NULL)
         return;
     uint64_t key = MPISCOPE_HKEY(req);
-    mpiscope_req_slot_t found = {0, -1, 0, 0};
+    mpiscope_req_slot_t found = {0, -1, -1, 0, 0};
     mpiscope_lock();
     uint32_t i = MPISCOPE_PROBE(reqs_tab, reqs_mask, key);
     if (reqs_tab[i].key == key)
@@ -258,8 +308,18 @@ void mpiscope_req_start(mpiscope_call_t *c, MPI_Request req)
         return;
     c->sent += found.sent;
     c->recv += found.recv;
+    int shared = MPISCOPE_SHARED(c->t);
+    if (shared)
+        mpiscope_shared_lock();
     if (found.peer >= 0)
         mpiscope_peer_add(c->t, found.peer, found.sent);
+    else if (found.peer == MPISCOPE_PEER_OTHER_JOB)
+        c->t->overflow |= MPISCOPE_OVF_OTHER_JOB;
+    if (found.cslot >= 0)
+        cstat_add(c->t, found.cslot, c->id, first ? 1u : 0u, found.sent, found.recv,
+                  first ? c->t1 - c->t0 : 0u);
+    if (shared)
+        mpiscope_shared_unlock();
 }
 
 void mpiscope_req_forget(MPI_Request req)

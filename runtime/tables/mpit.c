@@ -413,6 +413,9 @@ void mpiscope_mpit_init(int thread_level)
         mpit_close();
         return;
     }
+    /* MPI_COMM_SELF's queues too (messages a rank sends itself): the program
+     * never makes it, so no creating call would tell us */
+    mpiscope_mpit_comm_made(MPI_COMM_SELF);
     clock_gettime(CLOCK_MONOTONIC, &mpit.mono0);
     mpit.tsc0 = mpiscope_now();
     mpit_sample_levels();

@@ -122,14 +122,50 @@ static inline int mpiscope_indeg(MPI_Comm comm)
     ((c)->sent += (c)->nosend ? 0 : mpiscope_bytes((count), (type)) * (uint64_t)mpiscope_outdeg(comm))
 #define MPISCOPE_PRE_recv_in(c, count, type, comm) \
     ((c)->recv += (c)->norecv ? 0 : mpiscope_bytes((count), (type)) * (uint64_t)mpiscope_indeg(comm))
+/* v and w neighbourhood collectives: the count arrays have one block per neighbour
+ * position, MPI_PROC_NULL ones included (a non-periodic cart's edge): only real
+ * neighbours' blocks count (comms.c, mpiscope_neighbors). */
+#define MPISCOPE_NBR_SUM_BODY(term)                                              \
+    int in, out, positions;                                                      \
+    uint64_t real, s = 0;                                                        \
+    mpiscope_neighbors(comm, &in, &out, &positions, &real);                     \
+    int n = positions >= 0 ? positions : outgoing ? out : in;                    \
+    for (int i = 0; counts && i < n; i++)                                        \
+        if (i >= 64 || (real >> i & 1u))                                         \
+            s += (term);                                                         \
+    return s
+static inline uint64_t mpiscope_nbr_sum_int(const int *counts, MPI_Comm comm, int outgoing)
+{
+    MPISCOPE_NBR_SUM_BODY(counts[i] > 0 ? (uint64_t)counts[i] : 0u);
+}
+static inline uint64_t mpiscope_nbr_sum_count(const MPI_Count *counts, MPI_Comm comm, int outgoing)
+{
+    MPISCOPE_NBR_SUM_BODY(counts[i] > 0 ? (uint64_t)counts[i] : 0u);
+}
+static inline uint64_t mpiscope_nbr_sum_w_int(const int *counts, const MPI_Datatype *types,
+                                              MPI_Comm comm, int outgoing)
+{
+    MPISCOPE_NBR_SUM_BODY(types ? mpiscope_bytes((long)counts[i], types[i]) : 0u);
+}
+static inline uint64_t mpiscope_nbr_sum_w_count(const MPI_Count *counts, const MPI_Datatype *types,
+                                                MPI_Comm comm, int outgoing)
+{
+    MPISCOPE_NBR_SUM_BODY(types ? mpiscope_bytes((long)counts[i], types[i]) : 0u);
+}
+#define mpiscope_nbr_sum(counts, comm, outgoing)                                              \
+    _Generic((counts), const MPI_Count *: mpiscope_nbr_sum_count, MPI_Count *: mpiscope_nbr_sum_count, \
+             default: mpiscope_nbr_sum_int)((counts), (comm), (outgoing))
+#define mpiscope_nbr_sum_w(counts, types, comm, outgoing)                                         \
+    _Generic((counts), const MPI_Count *: mpiscope_nbr_sum_w_count, MPI_Count *: mpiscope_nbr_sum_w_count, \
+             default: mpiscope_nbr_sum_w_int)((counts), (types), (comm), (outgoing))
 #define MPISCOPE_PRE_send_outv(c, counts, type, comm) \
-    ((c)->sent += (c)->nosend ? 0 : mpiscope_sum_counts((counts), mpiscope_outdeg(comm)) * mpiscope_bytes(1, (type)))
+    ((c)->sent += (c)->nosend ? 0 : mpiscope_nbr_sum((counts), (comm), 1) * mpiscope_bytes(1, (type)))
 #define MPISCOPE_PRE_recv_inv(c, counts, type, comm) \
-    ((c)->recv += (c)->norecv ? 0 : mpiscope_sum_counts((counts), mpiscope_indeg(comm)) * mpiscope_bytes(1, (type)))
+    ((c)->recv += (c)->norecv ? 0 : mpiscope_nbr_sum((counts), (comm), 0) * mpiscope_bytes(1, (type)))
 #define MPISCOPE_PRE_send_outw(c, counts, types, comm) \
-    ((c)->sent += (c)->nosend ? 0 : mpiscope_sum_w((counts), (types), mpiscope_outdeg(comm)))
+    ((c)->sent += (c)->nosend ? 0 : mpiscope_nbr_sum_w((counts), (types), (comm), 1))
 #define MPISCOPE_PRE_recv_inw(c, counts, types, comm) \
-    ((c)->recv += (c)->norecv ? 0 : mpiscope_sum_w((counts), (types), mpiscope_indeg(comm)))
+    ((c)->recv += (c)->norecv ? 0 : mpiscope_nbr_sum_w((counts), (types), (comm), 0))
 
 /* MPI_IN_PLACE: the send (receive) arguments may be garbage, so the roles
  * listed after it never look at them (functions.py lists inplace first). */
@@ -210,20 +246,20 @@ static inline void mpiscope_recv_status(mpiscope_call_t *c, int rc, MPI_Status *
 #define MPISCOPE_POST_persist(c, rc, request)                                        \
     do {                                                                             \
         if ((rc) == MPI_SUCCESS && (request))                                        \
-            mpiscope_req_add(*(request), (c)->peer, (c)->sent, (c)->recv);           \
+            mpiscope_req_add(*(request), (c)->peer, (c)->sent, (c)->recv, (c)->cslot); \
         (c)->sent = 0, (c)->recv = 0, (c)->peer = -1;                                \
     } while (0)
 /* After the call, and only if it succeeded: a start that failed sent nothing. */
 #define MPISCOPE_POST_start(c, rc, request) \
-    do { if ((rc) == MPI_SUCCESS && (request)) mpiscope_req_start((c), *(request)); } while (0)
+    do { if ((rc) == MPI_SUCCESS && (request)) mpiscope_req_start((c), *(request), 1); } while (0)
 #define MPISCOPE_POST_startall(c, rc, count, requests)                                         \
     do {                                                                                       \
         for (int mpiscope_i = 0; (rc) == MPI_SUCCESS && (requests) && mpiscope_i < (count);    \
              mpiscope_i++)                                                                     \
-            mpiscope_req_start((c), (requests)[mpiscope_i]);                                   \
+            mpiscope_req_start((c), (requests)[mpiscope_i], mpiscope_i == 0);                  \
     } while (0)
 #define MPISCOPE_PRE_free_request(c, request) \
-    do { if (request) mpiscope_req_forget(*(request)); } while (0)
+    do { if (request) { mpiscope_req_forget(*(request)); mpiscope_cancel_forget(*(request)); } } while (0)
 
 /* --- cancelled receives (cancels.c) ---------------------------------------------------- */
 
@@ -303,8 +339,13 @@ static inline void mpiscope_sync(mpiscope_call_t *c, MPI_Comm comm)
     uint64_t t0 = mpiscope_now();
     PMPI_Barrier(comm);
     uint64_t t1 = mpiscope_now();
+    int shared = MPISCOPE_SHARED(c->t);
+    if (shared)
+        mpiscope_shared_lock();
     mpiscope_stat_add(c->t, c->sync_id, t1 - t0, 0, 0);
     mpiscope_timeline_add(c->t, mpiscope_func_kind_ids[c->sync_id], t0, t1, 0);
+    if (shared)
+        mpiscope_shared_unlock();
 }
 #define MPISCOPE_PRE_sync(c, comm) mpiscope_sync((c), (comm))
 

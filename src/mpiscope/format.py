@@ -19,7 +19,18 @@ FLAG_OVERFLOW = 1 << 1
 FLAG_SYNC = 1 << 2
 
 OVERFLOW_BITS = {1 << 0: "peers", 1 << 1: "regions", 1 << 2: "requests", 1 << 3: "comms",
-                 1 << 4: "per-communicator", 1 << 8: "call sites", 1 << 9: "call-site modules"}
+                 1 << 4: "per-communicator", 1 << 5: "threads", 1 << 6: "cancels",
+                 1 << 7: "other-job", 1 << 8: "call sites", 1 << 9: "call-site modules"}
+# Overflow bits that drop nothing: what the report says instead of "some data was dropped".
+OVERFLOW_NOTES = {
+    "threads": "had more than 256 threads in MPI at once: the extra threads shared one table "
+               "under a lock (every call counted; a snapshot shows 257 threads per rank)",
+    "cancels": "had more than 64 cancelled receives pending at once, or more than 4,096 in "
+               "the run: the bytes of those that could not be followed stay counted",
+    "other-job": "sent point-to-point messages to processes of another job (spawned or "
+                 "connected): counted as calls and bytes, but no peer record holds them, so "
+                 "the point-to-point totals leave them out",
+}
 
 SEC_META = 1
 SEC_RANKS = 2
@@ -36,6 +47,7 @@ SEC_MPIT = 12
 SEC_MODULES = 13
 SEC_CALLSITES = 14
 SEC_TIMELINE = 15
+SEC_MEMBERS = 17
 
 ALL_RANKS = 0xFFFFFFFF
 SUMMARY_RANK_LEVEL = 0xFFFF
@@ -159,10 +171,16 @@ ENV = np.dtype(ENV_V2.descr + [("node_idle", "<f8")])
 NOT_IN_MPI = 0xFFFF
 PEER_NONE = -1
 PEER_ANY = -2
+# seconds: in the call so far, or outside MPI since the thread's last MPI call returned;
+# comm: the id of the call's communicator (as COMMS), 0 for none or unknown.
 INFLIGHT = np.dtype([
     ("rank", "<u4"), ("func", "<u2"), ("thread", "<u2"), ("to", "<i4"), ("from", "<i4"),
-    ("seconds", "<f8"), ("reserved", "<u8"),
+    ("seconds", "<f8"), ("comm", "<u8"),
 ])
+
+# The communicators each rank was a member of at a snapshot (world and self left out):
+# who belongs to the communicator a rank waits in. Partial profiles only.
+MEMBER = np.dtype([("rank", "<u4"), ("size", "<u4"), ("comm", "<u8")])
 
 # The snapshot spool (docs/profile-format.md "Snapshot spool"): one chunk per
 # rank, each starting with this header.
@@ -177,7 +195,8 @@ SNAP_HEADER = np.dtype([
     ("nfuncs", "<u4"), ("nhist", "<u4"), ("npeers", "<u4"), ("nregions", "<u4"),
     ("ninflight", "<u4"), ("names_bytes", "<u4"), ("flags", "<u4"), ("signal", "<u4"),
     ("tl_bins", "<u4"), ("tl_rows", "<u4"), ("tl_width", "<f8"),
-    ("ncallsites", "<u4"), ("callsite_bytes", "<u4"), ("reserved", "V8"),
+    ("ncallsites", "<u4"), ("callsite_bytes", "<u4"),
+    ("nmembers", "<u4"), ("member_names_bytes", "<u4"),
 ])
 
 # The timeline (docs/profile-format.md "TIMELINE"): META "timeline" names the rows and
@@ -196,6 +215,7 @@ SECTION_DTYPES = {
     SEC_MODULES: MODULE,
     SEC_CALLSITES: CALLSITE,
     SEC_TIMELINE: TIMELINE,
+    SEC_MEMBERS: MEMBER,
 }
 
 
@@ -216,7 +236,7 @@ assert HEADER.itemsize == 64 and SECTION.itemsize == 32 and RANK.itemsize == 128
 assert FUNC.itemsize == 64 and HIST.itemsize == 32 and PEER.itemsize == 24
 assert REGION.itemsize == 40 and NODE.itemsize == 72 and SUMMARY.itemsize == 56
 assert INFLIGHT.itemsize == 32 and SNAP_HEADER.itemsize == 128 and COMM.itemsize == 48
-assert MPIT.itemsize == 32
+assert MPIT.itemsize == 32 and MEMBER.itemsize == 16
 assert ENV_V1.itemsize == 80 and ENV_V2.itemsize == 96 and ENV.itemsize == 104
 assert MODULE.itemsize == 4168 and CALLSITE.itemsize == 64
 

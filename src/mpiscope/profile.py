@@ -53,6 +53,9 @@ class Profile:
             when and which ranks answered).
         timeline: the TIMELINE section as stored: float64 values (full mode) or
             fmt.SUMMARY records (summary mode); ``timeline_bins`` interprets it.
+        members: fmt.MEMBER records: the communicators (world and self left
+            out) each answering rank was a member of at the snapshot (partial
+            profiles only).
     """
 
     path: str
@@ -75,6 +78,7 @@ class Profile:
     timeline: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.TIMELINE))
     modules: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.MODULE))
     callsites: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.CALLSITE))
+    members: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.MEMBER))
 
     @property
     def functions(self) -> list[str]:

@@ -27,7 +27,7 @@ _SECTION_NAMES = {fmt.SEC_META: "META", fmt.SEC_RANKS: "RANKS", fmt.SEC_FUNCS: "
                   fmt.SEC_NODES: "NODES", fmt.SEC_SUMMARY: "SUMMARY", fmt.SEC_INFLIGHT: "INFLIGHT",
                   fmt.SEC_COMMS: "COMMS", fmt.SEC_ENV: "ENV", fmt.SEC_MPIT: "MPIT",
                   fmt.SEC_TIMELINE: "TIMELINE", fmt.SEC_MODULES: "MODULES",
-                  fmt.SEC_CALLSITES: "CALLSITES"}
+                  fmt.SEC_CALLSITES: "CALLSITES", fmt.SEC_MEMBERS: "MEMBERS"}
 
 _MODES = {fmt.MODE_FULL: "full", fmt.MODE_SUMMARY: "summary"}
 
@@ -38,7 +38,7 @@ _REQUIRED = {"full": (fmt.SEC_META, fmt.SEC_RANKS), "summary": (fmt.SEC_META, fm
 MAX_RANKS = 2**31 - 1
 
 # Per-rank sections whose `rank` field must be < nranks.
-_RANKED = ("funcs", "hist", "peers", "regions", "inflight", "comms", "env", "callsites")
+_RANKED = ("funcs", "hist", "peers", "regions", "inflight", "comms", "env", "callsites", "members")
 
 
 def read(path: str | os.PathLike) -> Profile:
@@ -187,7 +187,7 @@ def _parse(name: str, buf) -> Profile:
                    inflight=section(fmt.SEC_INFLIGHT), comms=section(fmt.SEC_COMMS),
                    env=section(fmt.SEC_ENV), mpit=section(fmt.SEC_MPIT),
                    timeline=section(fmt.SEC_TIMELINE), modules=section(fmt.SEC_MODULES),
-                   callsites=section(fmt.SEC_CALLSITES))
+                   callsites=section(fmt.SEC_CALLSITES), members=section(fmt.SEC_MEMBERS))
     _check_indices(prof, corrupt)
     _check_finite(prof, corrupt)
     return prof

@@ -10,6 +10,9 @@
  *                           posted-receive queue holds (P-1) x N, nothing is unexpected
  *   mpit_flood dup N        as flood, on a duplicate of MPI_COMM_WORLD (freed
  *                           before MPI_Finalize)
+ *   mpit_flood self N       every rank sends N small messages to itself on
+ *                           MPI_COMM_SELF (MPI_Isend) before it posts a receive:
+ *                           every rank's unexpected queue (of MPI_COMM_SELF) holds N
  *
  * At that state rank 0 spins 50 ms on MPI_Iprobe for a tag nobody sends:
  * progress moves every arrived message into its queue, and the runtime's
@@ -48,6 +51,31 @@ int main(int argc, char **argv)
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     long total = (long)(size - 1) * n, sum = 0;
     int msg[4] = {0, 0, 0, 0};
+
+    if (strcmp(mode, "self") == 0) {
+        comm = MPI_COMM_SELF;
+        int (*out)[4] = calloc((size_t)n, sizeof *out);
+        MPI_Request *req = calloc((size_t)n, sizeof *req);
+        for (int i = 0; i < n; i++) {
+            out[i][0] = rank * 1000 + i;
+            MPI_Isend(out[i], 4, MPI_INT, 0, TAG, comm, &req[i]);
+        }
+        spin(0.05);
+        for (int i = 0; i < n; i++) {
+            MPI_Recv(msg, 4, MPI_INT, 0, TAG, comm, MPI_STATUS_IGNORE);
+            sum += msg[0];
+        }
+        MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+        free(out);
+        free(req);
+        long all = 0;
+        MPI_Reduce(&sum, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("mpit_flood: self, %d messages to itself on each of %d ranks, checksum %ld\n", n,
+                   size, all);
+        MPI_Finalize();
+        return 0;
+    }
 
     if (rank != 0) {
         if (preposted)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..profile import Profile
 from .common import MIN_COST_PCT, job_time, runtime
-from .rules import RULES, threads
+from .rules import RULES, hang, threads
 
 SCHEMA = "mpiscope-diagnosis/1"
 # Run-queue wait (share of the run) from which the limits warn that times are stretched.
@@ -24,8 +24,10 @@ CPU_WAIT_LIMIT = 0.2
 def diagnose(prof: Profile, rep: dict) -> dict:
     """The diagnosis of a profile and its report (``build_report(prof, ppn=...)``)."""
     findings = [f for r in RULES for f in r(prof, rep)]
-    # threads-summed costs nothing but explains silent rules: keep it first
-    findings.sort(key=lambda f: (f["rule"] != threads.RULE, -f["cost_s"], f["rule"]))
+    # a hung job first (it will not end by itself), then threads-summed: it costs nothing
+    # but explains silent rules
+    findings.sort(key=lambda f: (f["rule"] != hang.RULE, f["rule"] != threads.RULE, -f["cost_s"],
+                                 f["rule"]))
     t = runtime(rep)
     if findings:
         top = next((f for f in findings if f["cost_s"] > 0), findings[0])

@@ -133,6 +133,12 @@ def _profile_info(prof: Profile, ppn: int | None) -> dict:
         nnodes = None
     elif ppn:
         nnodes = -(-prof.nranks // ppn)
+    elif prof.is_partial:
+        # the nodes of the ranks that answered (a rank that did not may be on any node)
+        node = prof.ranks["node"]
+        if (meta.get("snapshot") or {}).get("node_unknown_count"):
+            node = node[np.unique(prof.inflight["rank"])]    # every answering rank has a record
+        nnodes = int(len(np.unique(node)))
     else:
         nnodes = int(len(np.unique(prof.ranks["node"]))) if prof.nranks else 0
     return {
@@ -284,9 +290,11 @@ def _warnings(prof: Profile, ppn: int | None) -> list[str]:
         ovf = prof.ranks["overflow"]
         for bit, table in fmt.OVERFLOW_BITS.items():
             n = int(np.count_nonzero(ovf & bit))
-            if n:
-                w.append(f"{n} rank(s) filled their {table} table: some data was dropped "
-                         f"(first: rank {int(np.flatnonzero(ovf & bit)[0])})")
+            first = f"(first: rank {int(np.flatnonzero(ovf & bit)[0])})" if n else ""
+            if n and table in fmt.OVERFLOW_NOTES:
+                w.append(f"{n} rank(s) {fmt.OVERFLOW_NOTES[table]} {first}")
+            elif n:
+                w.append(f"{n} rank(s) filled their {table} table: some data was dropped {first}")
         over = np.flatnonzero(prof.ranks["mpi"] > prof.ranks["wall"])
         if len(over):
             threads = int(prof.ranks["threads"][over].max())

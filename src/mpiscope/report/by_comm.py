@@ -21,20 +21,28 @@ def _info(meta: dict, cid: int) -> dict:
     name = info.get("name")
     if not isinstance(name, str):
         name = "(other communicators)" if cid == OTHER else f"communicator {cid:016x}"
-    ranks = info.get("world_ranks")
-    size = info.get("size")
+    def ranks(key):
+        got = info.get(key)
+        return [int(r) for r in got if isinstance(r, int)] if isinstance(got, list) else None
+
+    size, remote = info.get("size"), info.get("remote_size")
     return {"name": name, "named": bool(info.get("named")),
             "size": size if isinstance(size, int) else None,
             "inter": bool(info.get("inter")),
-            "world_ranks": [int(r) for r in ranks if isinstance(r, int)] if isinstance(ranks, list) else None}
+            "world_ranks": ranks("world_ranks"),
+            "remote_size": remote if isinstance(remote, int) else None,
+            "remote_world_ranks": ranks("remote_world_ranks")}
 
 
 def comm_table(prof: Profile, mpi_total: float) -> list[dict]:
     """One row per communicator id, by total time (descending).
 
     Each row: ``id`` (16 hex digits), ``name``, ``named``, ``size``,
-    ``inter``, ``world_ranks`` (the first 32 members' world ranks; null for
-    self), ``ranks`` (ranks that called on it), ``calls``, ``bytes_sent``,
+    ``inter``, ``world_ranks`` (the first 32 members' world ranks, -1 for a
+    process of another job; null for self; an intercommunicator's group as
+    its lowest member sees it), ``remote_size`` and ``remote_world_ranks``
+    (an intercommunicator's other group, else null), ``ranks`` (ranks that
+    called on it, both groups of an intercommunicator), ``calls``, ``bytes_sent``,
     ``bytes_recv``, ``time`` (summed over ranks), ``pct_mpi``, and
     ``functions``: [{"name", "calls", "bytes_sent", "bytes_recv", "time"}]
     by time.

@@ -32,26 +32,42 @@ def _peer(value: int) -> int | str | None:
     return None if value < 0 else int(value)
 
 
-def where_ranks_are(inflight: np.ndarray, functions: list[str]) -> list[dict]:
-    """One row per (call, from, to) the ranks' first threads sit in, most ranks first.
+def comm_name(meta: dict, comm: int) -> str | None:
+    """The name of a communicator id (META "communicators"); None for none (0)."""
+    if comm == 0:
+        return None
+    if comm in (1, 2):
+        return "world" if comm == 1 else "self"
+    info = (meta.get("communicators") or {}).get(f"{comm:016x}")
+    name = info.get("name") if isinstance(info, dict) else None
+    return name if isinstance(name, str) else f"communicator {comm:016x}"
+
+
+def where_ranks_are(inflight: np.ndarray, functions: list[str], meta: dict | None = None) -> list[dict]:
+    """One row per (call, from, to, communicator) the ranks' threads sit in, most ranks first.
 
     Each row: ``state`` (function name, or "outside MPI"), ``func`` (name or
     None), ``from`` / ``to`` (world rank, "any" for MPI_ANY_SOURCE, or None),
+    ``comm`` (the communicator's id, 16 hex digits, or None) and ``comm_name``,
     ``count`` (ranks), ``ranks`` (the first LIST_MAX, ascending),
-    ``seconds_max`` (the longest time in that call so far).
+    ``seconds_max`` (the longest time in that call so far; outside MPI: since
+    the last MPI call returned).
     """
     groups: dict[tuple, list] = {}
     for rec in inflight:
         f = int(rec["func"])
         name = None if f == fmt.NOT_IN_MPI or f >= len(functions) else functions[f]
-        key = (name, _peer(int(rec["from"])), _peer(int(rec["to"])), int(rec["thread"]))
+        comm = int(rec["comm"]) if name else 0
+        key = (name, _peer(int(rec["from"])), _peer(int(rec["to"])), int(rec["thread"]), comm)
         g = groups.setdefault(key, [[], 0.0])
         g[0].append(int(rec["rank"]))
         g[1] = max(g[1], float(rec["seconds"]))
     rows = []
-    for (name, frm, to, thread), (ranks, secs) in groups.items():
+    for (name, frm, to, thread, comm), (ranks, secs) in groups.items():
         ranks = sorted(set(ranks))
         rows.append({"state": name or "outside MPI", "func": name, "from": frm, "to": to,
+                     "comm": f"{comm:016x}" if comm else None,
+                     "comm_name": comm_name(meta or {}, comm),
                      "thread": thread, "count": len(ranks), "ranks": ranks[:LIST_MAX],
                      "seconds_max": secs})
     rows.sort(key=lambda r: (-r["count"], r["state"], r["thread"], r["ranks"][0]))
@@ -72,8 +88,10 @@ def snapshot_section(prof: Profile) -> dict | None:
         "nranks": prof.nranks,
         "missing": [int(r) for r in snap.get("missing", []) if isinstance(r, int)][:LIST_MAX],
         "missing_count": int(snap.get("missing_count", 0)) if isinstance(snap.get("missing_count"), int) else 0,
+        "node_unknown_count": int(snap["node_unknown_count"])
+        if isinstance(snap.get("node_unknown_count"), int) else 0,
         "truncated": [int(r) for r in snap.get("truncated", []) if isinstance(r, int)][:LIST_MAX],
-        "where": where_ranks_are(prof.inflight, prof.functions),
+        "where": where_ranks_are(prof.inflight, prof.functions, prof.meta),
     }
 
 
@@ -102,10 +120,14 @@ def snapshot_lines(snap: dict) -> list[str]:
             what += " from " + ("any source" if row["from"] == "any" else f"rank {row['from']}")
         if row["to"] is not None:
             what += f" to rank {row['to']}"
+        if row["comm_name"] not in (None, "world"):
+            what += f" on {row['comm_name']}"
         thread = f" (thread {row['thread']})" if row["thread"] else ""
         more = "..." if row["count"] > len(row["ranks"]) else ""
         plural = "rank" if row["count"] == 1 else "ranks"
-        since = f", for up to {row['seconds_max']:.3g} s" if row["func"] else ""
+        since = (f", for up to {row['seconds_max']:.3g} s" if row["func"] else
+                 f", for up to {row['seconds_max']:.3g} s since its last MPI call"
+                 if row["seconds_max"] > 0 else "")
         where = f"in {what}" if row["func"] else "outside MPI"
         lines.append(f"  {row['count']:,} {plural} {where}{thread}: "
                      f"{rank_list_text(row['ranks'])}{more}{since}")

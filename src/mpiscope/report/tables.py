@@ -194,10 +194,16 @@ def comm_table(rows: list[dict]) -> Table:
 
 def comm_texts(r: dict) -> tuple[str, str, str]:
     """A communicator row's size, members (world ranks) and busiest functions, as text."""
-    members = NA if r["world_ranks"] is None else (
-        rank_list_text(r["world_ranks"]) +
-        ("..." if r["size"] and r["size"] > len(r["world_ranks"]) else ""))
-    size = NA if r["size"] is None else f"{r['size']:,}" + (" (inter)" if r["inter"] else "")
+    def group(ranks, size):
+        return NA if ranks is None else (rank_list_text(ranks) +
+                                         ("..." if size and size > len(ranks) else ""))
+
+    members = group(r["world_ranks"], r["size"])
+    size = NA if r["size"] is None else f"{r['size']:,}"
+    if r["inter"] and r.get("remote_world_ranks") is not None:
+        members += " | " + group(r["remote_world_ranks"], r.get("remote_size"))
+        size += f" + {r['remote_size']:,}" if r.get("remote_size") is not None else ""
+    size += " (inter)" if r["inter"] else ""
     funcs = ", ".join(f"{f['name']} {fmt_count(f['calls'])}" for f in r["functions"][:4])
     return size, members, funcs + (", ..." if len(r["functions"]) > 4 else "")
 

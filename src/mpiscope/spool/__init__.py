@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,8 @@ def checksum(words: np.ndarray) -> int:
 
 
 def _chunk(data: bytes, nranks: int):
-    """(header, records dict, region names) of one slot, or None if it holds no valid chunk."""
+    """(header, RANK, NODE, records dict, region names, (CALLSITE records, their JSON), MEMBER
+    records, communicator names) of one slot, or None if it holds no valid chunk."""
     if len(data) < fmt.SNAP_HEADER.itemsize or data[:8] != fmt.SPOOL_MAGIC:
         return None
     h = np.frombuffer(data, fmt.SNAP_HEADER, count=1)[0]
@@ -60,26 +62,33 @@ def _chunk(data: bytes, nranks: int):
             return None
         recs[field] = np.frombuffer(data, dtype, count=count, offset=off)
         off += count * dtype.itemsize
-    names = {}
-    names_end = off + int(h["names_bytes"])
-    for rid in recs["nregions"]["region"]:
-        if off + 4 > n:
-            return None
-        length = int.from_bytes(data[off:off + 4], "little")
-        names[int(rid)] = data[off + 4:off + 4 + length].decode("utf-8", "replace")
-        off += 4 + length
-    sites = _sites(data, names_end, int(h["ncallsites"]), int(h["callsite_bytes"]), n)
+    names, _ = _names(data, off, n, recs["nregions"]["region"])
+    if names is None:
+        return None
+    # then the call sites (the region names area is padded to 8 bytes)
+    off += int(h["names_bytes"])
+    sites = _sites(data, off, int(h["ncallsites"]), int(h["callsite_bytes"]), n)
     if sites is None:
         return None
-    tl_at = names_end + int(h["callsite_bytes"])   # the timeline goes last (snapshot.c)
+    # then the communicators the rank was in
+    off += int(h["callsite_bytes"])
+    count = int(h["nmembers"])
+    if off + count * fmt.MEMBER.itemsize > n:
+        return None
+    members = np.frombuffer(data, fmt.MEMBER, count=count, offset=off)
+    comm_names, _ = _names(data, off + count * fmt.MEMBER.itemsize, n, members["comm"])
+    if comm_names is None:
+        return None
+    # then the timeline, last (snapshot.c; the names area is padded to 8 bytes too)
+    off += count * fmt.MEMBER.itemsize + int(h["member_names_bytes"])
     bins, rows = int(h["tl_bins"]), int(h["tl_rows"])
     tl = None
     if bins and rows:
-        if tl_at + 8 * bins * rows > n or not float(h["tl_width"]) > 0:
+        if off + 8 * bins * rows > n or not float(h["tl_width"]) > 0:
             return None
-        tl = np.frombuffer(data, np.float64, count=bins * rows, offset=tl_at).reshape(rows, bins)
+        tl = np.frombuffer(data, np.float64, count=bins * rows, offset=off).reshape(rows, bins)
     recs["timeline"] = tl
-    return h, rank, node, recs, names, sites
+    return h, rank, node, recs, names, sites, members, comm_names
 
 
 def _sites(data: bytes, off: int, count: int, nbytes: int, end: int):
@@ -99,6 +108,20 @@ def _sites(data: bytes, off: int, count: int, nbytes: int, end: int):
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
     return recs, doc if isinstance(doc, dict) else {}
+
+
+def _names(data: bytes, off: int, n: int, ids) -> tuple[dict | None, int]:
+    """{id: name} of u32 length + UTF-8 bytes per id, from off; (None, off) if cut short."""
+    names = {}
+    for rid in ids:
+        if off + 4 > n:
+            return None, off
+        length = int.from_bytes(data[off:off + 4], "little")
+        if off + 4 + length > n:
+            return None, off
+        names[int(rid)] = data[off + 4:off + 4 + length].decode("utf-8", "replace")
+        off += 4 + length
+    return names, off
 
 
 def _slots(path: Path, slot: int):
@@ -159,8 +182,9 @@ def _assemble(name: str, meta: dict, nranks: int, best: dict[int, tuple]) -> Pro
     nodes: dict[int, np.ndarray] = {}
     names: dict[int, str] = {}
     site_parts, site_defs, modules, site_meta = [], {}, {}, None
+    members, comms = [], {}
     for r in answered:
-        h, rank, node, recs, rnames, (srecs, sdoc) = best[r]
+        h, rank, node, recs, rnames, (srecs, sdoc), rmembers, cnames = best[r]
         ranks[r] = rank[0]
         nodes.setdefault(int(node[0]["node"]), node)
         for field, _ in _RECORDS:
@@ -175,6 +199,10 @@ def _assemble(name: str, meta: dict, nranks: int, best: dict[int, tuple]) -> Pro
         for m in sdoc.get("modules") or ():
             if isinstance(m, dict) and isinstance(m.get("key"), str):
                 modules.setdefault(m["key"], m)
+        members.append(rmembers)
+        for m in rmembers:     # the lowest answering rank's name and size, as at MPI_Finalize
+            comms.setdefault(f"{int(m['comm']):016x}", {"name": cnames[int(m["comm"])],
+                                                        "size": int(m["size"]) or None})
     cat = {field: (np.concatenate(parts[field]) if parts[field] else np.zeros(0, dtype))
            for field, dtype in _RECORDS}
     grouped = index_ranks(ranks, {fmt.SEC_FUNCS: cat["nfuncs"], fmt.SEC_HIST: cat["nhist"],
@@ -184,15 +212,27 @@ def _assemble(name: str, meta: dict, nranks: int, best: dict[int, tuple]) -> Pro
     truncated = [int(h["rank"]) for h in heads if int(h["flags"]) & fmt.SNAP_TRUNCATED]
     reasons = sorted({fmt.SNAP_REASONS.get(int(h["reason"]), "unknown") for h in heads})
     missing = sorted(set(range(nranks)) - set(answered))
+    # A rank that did not answer: its node is not known, unless one node alone is short of
+    # ranks by exactly as many as did not answer (a one-node job always is).
+    unknown_node = list(missing)
+    have = Counter(int(ranks["node"][r]) for r in answered)
+    short = {node: int(rec[0]["nranks"]) - have[node] for node, rec in nodes.items()
+             if int(rec[0]["nranks"]) > have[node]}
+    if missing and len(short) == 1 and sum(short.values()) == len(missing):
+        ranks["node"][missing] = next(iter(short))
+        unknown_node = []
     meta = dict(meta)
     meta["regions"] = {f"{rid:016x}": n for rid, n in names.items()}
     callsites = np.concatenate(site_parts) if site_parts else np.zeros(0, fmt.CALLSITE)
     if site_meta is not None:
         meta["callsites"] = {**site_meta, "sites": site_defs}
+    if comms:
+        meta["communicators"] = {**comms, **(meta.get("communicators") or {})}
     meta["snapshot"] = {
         "spool": name, "time": max(times), "time_first": min(times), "reasons": reasons,
         "answered": len(answered), "nranks": nranks,
         "missing": missing[:1000], "missing_count": len(missing),
+        "node_unknown_count": len(unknown_node),
         "truncated": truncated[:1000],
         "seq": {"min": min(int(h["seq"]) for h in heads), "max": max(int(h["seq"]) for h in heads)},
     }
@@ -211,7 +251,8 @@ def _assemble(name: str, meta: dict, nranks: int, best: dict[int, tuple]) -> Pro
                    peers=grouped[fmt.SEC_PEERS], regions=grouped[fmt.SEC_REGIONS],
                    nodes=np.concatenate(list(nodes.values())) if nodes else np.zeros(0, fmt.NODE),
                    inflight=inflight, timeline=timeline, callsites=callsites,
-                   modules=_modules(modules.values()))
+                   modules=_modules(modules.values()),
+                   members=np.concatenate(members) if members else np.zeros(0, fmt.MEMBER))
 
 
 def _timeline(meta: dict, nranks: int, best: dict[int, tuple], wall: np.ndarray) -> np.ndarray:

@@ -18,6 +18,7 @@ import typer
 
 from .. import format as fmt
 from ..errors import UserError
+from ..terminal import literal
 
 
 def default_output(spool: Path) -> Path:
@@ -37,7 +38,7 @@ def merge(spool: str, out: str | None = None) -> Path:
     sections = {fmt.SEC_META: json.dumps(prof.meta).encode(), fmt.SEC_RANKS: prof.ranks,
                 fmt.SEC_FUNCS: prof.funcs, fmt.SEC_HIST: prof.hist, fmt.SEC_PEERS: prof.peers,
                 fmt.SEC_REGIONS: prof.regions, fmt.SEC_NODES: prof.nodes,
-                fmt.SEC_INFLIGHT: prof.inflight}
+                fmt.SEC_INFLIGHT: prof.inflight, fmt.SEC_MEMBERS: prof.members}
     if len(prof.timeline):
         sections[fmt.SEC_TIMELINE] = prof.timeline
     if "callsites" in prof.meta:
@@ -57,17 +58,38 @@ def merge(spool: str, out: str | None = None) -> Path:
     return dest
 
 
+def spools_in(path: str) -> list[Path]:
+    """The spool ``path`` is, or the spools (``*.spool`` with a meta.json) directly in it."""
+    d = Path(path)
+    if not d.is_dir():
+        raise UserError(f"{path}: not a directory (a snapshot spool is <program>.<job>.spool)")
+    if (d / "meta.json").is_file():
+        return [d]
+    found = sorted(p for p in d.glob("*.spool") if (p / "meta.json").is_file())
+    if not found:
+        raise UserError(f"{path}: not a snapshot spool (no meta.json) and holds no "
+                        f"<program>.<job>.spool directory")
+    return found
+
+
 def register(app: typer.Typer) -> None:
     @app.command("merge")
     def merge_cmd(
         spool: str = typer.Argument(..., metavar="SPOOL",
-                                    help="A snapshot spool directory (<program>.<job>.spool)."),
+                                    help="A snapshot spool directory (<program>.<job>.spool), "
+                                         "or a directory holding spools (MPISCOPE_DIR): each "
+                                         "is merged."),
         out: Optional[str] = typer.Option(None, "-o", "--output", metavar="FILE",
                                           help="Output file (default: <program>.<job>."
-                                               "partial.mpiscope beside the spool)."),
+                                               "partial.mpiscope beside the spool; one spool "
+                                               "only)."),
     ):
         """Merge the newest snapshot of every rank in a spool into one partial profile
-        (header partial flag; META snapshot says when and which ranks answered)."""
-        if not Path(spool).is_dir():
-            raise UserError(f"{spool}: not a directory (a snapshot spool is <program>.<job>.spool)")
-        typer.echo(str(merge(spool, out)))
+        (header partial flag; META snapshot says when and which ranks answered). Given a
+        directory of spools, merge each beside itself and print each file."""
+        spools = spools_in(spool)
+        if out and len(spools) > 1:
+            raise UserError(f"{spool} holds {len(spools)} spools; -o names one output: "
+                            f"merge them one by one")
+        for one in spools:
+            typer.echo(literal(merge(str(one), out)))

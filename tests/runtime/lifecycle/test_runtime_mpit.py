@@ -116,6 +116,15 @@ def test_queues_of_a_communicator_the_program_made_are_followed(tmp_path):
     assert read(path).meta["mpit"]["communicators_missed"] == 0
 
 
+def test_queues_of_mpi_comm_self_are_followed(tmp_path):
+    """Issue 27 item 12: every rank floods itself on MPI_COMM_SELF, which the program never
+    makes: its queue is read too ("the rank's queue over all its communicators")."""
+    n, proc, path = flood("openmpi", tmp_path, "self")
+    assert f"mpit_flood: self, {N} messages to itself on each of {n} ranks" in proc.stdout
+    peaks = per_rank(read(path), "unexpected_msgq_length", "peak")
+    assert (peaks >= N).all() and (peaks <= N + n).all(), peaks
+
+
 def test_preposted_receives_keep_the_unexpected_queue_low(tmp_path):
     impl = "openmpi"                  # MPICH here has no performance variables (tests above)
     n, proc, path = flood(impl, tmp_path, "preposted")

@@ -7,6 +7,7 @@ counted), and no file is written twice or over another."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -79,4 +80,11 @@ def test_spawned_jobs_write_their_own_profiles(impl, tmp_path):
         assert kid.nranks == children
         sent = _calls(kid, "MPI_Send")
         assert list(sent) == [1] + [0] * (children - 1)
+        # issue 27 item 11: the message to the parent job has no world rank to file it
+        # under: no peer record, and the profile says so (overflow bit 7)
+        assert not len(kid.peers)
+        assert [bool(o & (1 << 7)) for o in kid.ranks["overflow"]] == [True] + [False] * (children - 1)
+        warnings = json.loads(mpitest.run(mpitest.mpiscope_cmd("report", "--json",
+                                                               kid.path)).stdout)["warnings"]
+        assert any("another job" in w for w in warnings), warnings
         np.testing.assert_array_equal(_calls(kid, "MPI_Comm_disconnect"), 1)

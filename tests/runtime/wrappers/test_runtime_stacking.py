@@ -72,7 +72,11 @@ def test_tool_after_mpiscope_sees_every_call(impl, program, tmp_path):
 
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_tool_before_mpiscope_is_named_once(impl, program, tmp_path):
-    """LD_PRELOAD=tool:mpiscope: the tool's PMPI_* calls bypass us; one warning names it."""
+    """LD_PRELOAD=tool:mpiscope: the tool's PMPI_* calls bypass us; one warning names it,
+    MPI_Init and MPI_Finalize first (the tool wraps both). Issue 27 item 4: the profile is
+    still written (the tool's MPI_Finalize calls PMPI_Finalize, which mpiscope defines),
+    and the warning prints once even with LD_PRELOAD set for the launcher itself (its
+    processes load the runtime too, and hydra sets no rank variable the runtime knows)."""
     tool = build_tool(impl, tmp_path)
     lib = native.runtime_library(impl)
     n = ranks(impl)
@@ -80,13 +84,20 @@ def test_tool_before_mpiscope_is_named_once(impl, program, tmp_path):
     if impl == "openmpi":
         cmd = [*mpitest.launcher(impl, n), "-x", f"LD_PRELOAD={preload}", "-x", "MPISCOPE_DIR"]
     else:
-        cmd = [*mpitest.launcher(impl, n), "-genv", "LD_PRELOAD", preload]
+        cmd = [*mpitest.launcher(impl, n)]
     proc = mpitest.run([*cmd, str(native.program(impl, f"tests/{program}"))], cwd=tmp_path,
-                       env={"MPISCOPE_DIR": str(tmp_path)}, timeout=240)
+                       env={"MPISCOPE_DIR": str(tmp_path), "LD_PRELOAD": preload}, timeout=240)
     assert "all checks passed" in proc.stdout
     warnings = WARNING.findall(proc.stderr)
     assert warnings == [str(tool)], proc.stderr
+    assert "defines MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Send (12 wrapped" in proc.stderr
     assert_tool_saw_every_call(proc.stdout, n)
+    [path] = tmp_path.glob("*.mpiscope")
+    calls = calls_by_rank(read(path))
+    # what the tool does not wrap reaches mpiscope; what it wraps and passes to PMPI_* does not
+    assert calls["MPI_Sendrecv"].tolist() == [CALLS["MPI_Sendrecv"]] * n
+    assert calls["MPI_Comm_split"].tolist() == [CALLS["MPI_Comm_split"]] * n
+    assert calls["MPI_Send"].sum() == 0 if program == "fortran_twin" else True
 
 
 def test_static_archive_chains_to_a_preloaded_tool(impl, tmp_path):
@@ -110,4 +121,31 @@ def test_static_archive_chains_to_a_preloaded_tool(impl, tmp_path):
     [path] = tmp_path.glob("*.mpiscope")
     calls = calls_by_rank(read(path))
     for name in ("MPI_Send", "MPI_Recv", "MPI_Allreduce", "MPI_Barrier", "MPI_Gather"):
+        assert calls[name].tolist() == [CALLS[name]] * n, name
+
+
+def test_static_archive_under_mpiscope_run(impl, tmp_path):
+    """Issue 27 item 3: a program linked with libmpiscope.a, run under `mpiscope run` (which
+    preloads the shared runtime): one copy stands down, the other profiles; one profile,
+    one start banner, one note, no warning, every call counted once."""
+    archive = native.runtime_library(impl).parent / "libmpiscope.a"
+    exe = tmp_path / "twin_static"
+    cc = shutil.which(f"mpicc.{impl}") or "mpicc"
+    mpitest.run([cc, "-O2", str(mpitest.REPO / "tests" / "programs" / "fortran_twin.c"),
+                 str(archive), "-lpthread", "-ldl", "-o", str(exe)], timeout=120)
+    n = ranks(impl)
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = mpitest.run(mpitest.mpiscope_cmd("run", "--mpi", impl, "--dir", str(out), "--",
+                                            *mpitest.launcher(impl, n), str(exe)),
+                       cwd=tmp_path, timeout=240)
+    assert "all checks passed" in proc.stdout
+    assert not WARNING.search(proc.stderr), proc.stderr
+    assert proc.stderr.count("mpiscope: profiling") == 1, proc.stderr
+    assert proc.stderr.count("has mpiscope in it too") == 1, proc.stderr
+    [path] = out.glob("*.mpiscope")
+    calls = calls_by_rank(read(path))
+    for name in ("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce",
+                 "MPI_Bcast", "MPI_Sendrecv", "MPI_Waitany", "MPI_Barrier", "MPI_Gather",
+                 "MPI_Comm_split"):
         assert calls[name].tolist() == [CALLS[name]] * n, name
