@@ -290,6 +290,12 @@ def finalize_wait_job(impl: str, workdir: Path, env: dict) -> tuple[Job, int]:
     return job, n
 
 
+def let_finish(job: Job, workdir: Path) -> int:
+    """The last rank of finalize_wait goes on (the file "go"); the job's exit code."""
+    (workdir / "go").touch()
+    return job.finish(120)
+
+
 def test_snapshot_signal_while_ranks_wait_in_finalize(impl, tmp_path):
     """Issue 27 item 1: ranks waiting in MPI_Finalize for a rank that still works
     answer a snapshot signal sent to the launcher (in MPI_Finalize), nobody dies
@@ -328,11 +334,8 @@ def test_snapshot_signal_while_ranks_wait_in_finalize(impl, tmp_path):
         job.signal_ranks(signal.SIGUSR1)
         time.sleep(0.5)
         assert np.allclose(wait_answers(tmp_path, n, "signal").ranks["wall"][: n - 1], wall)
-        (tmp_path / "go").touch()
-        rc = job.finish(120)
     finally:
-        (tmp_path / "go").touch()
-        job.finish(60)
+        rc = let_finish(job, tmp_path)
     assert rc == 0, job.err[-3000:]
     assert "exited on signal" not in job.err
     assert sorted(int(m) for m in re.findall(r"rank (\d+) done", "".join(job.lines))) == list(range(n))
@@ -354,11 +357,8 @@ def test_snapshot_timer_answers_in_finalize(impl, tmp_path):
                     seen = where_now(tmp_path)
                 except AssertionError:      # no rank has written a snapshot yet
                     seen = None
-        (tmp_path / "go").touch()
-        rc = job.finish(120)
     finally:
-        (tmp_path / "go").touch()
-        job.finish(60)
+        rc = let_finish(job, tmp_path)
     assert rc == 0, job.err[-3000:]
     assert len(list(tmp_path.glob("*.mpiscope"))) == 1
 
