@@ -42,7 +42,10 @@ def run(study_file: str = typer.Argument(..., metavar="STUDY.toml",
     Exits 1 if a point failed (with --submit slurm: was refused by sbatch or, with
     --wait, failed in its job); SIGINT, SIGTERM or SIGHUP stop the running point and
     end the run with 128 + the signal number."""
-    from . import point_procs, runner_local, runner_slurm, studydir
+    from . import studydir
+    from .runner import local as runner_local
+    from .runner import processes
+    from .runner import slurm as runner_slurm
     from .study import load_study
 
     if submit not in SUBMITS:
@@ -51,7 +54,7 @@ def run(study_file: str = typer.Argument(..., metavar="STUDY.toml",
     if submit == "slurm":  # before the study directory is made
         runner_slurm.check_controller()
     console = _console()
-    signals = point_procs.StopSignals()
+    signals = processes.StopSignals()
     with signals.active():
         try:
             with studydir.opened_for_run(study) as root:
@@ -71,7 +74,7 @@ def run(study_file: str = typer.Argument(..., metavar="STUDY.toml",
                                       f"point(s) done, {len(bad)} failed; results in {root}")
                     elif bad:
                         console.print(f"{study.name}: {len(bad)} point(s) not submitted")
-        except point_procs.Interrupted as stop:
+        except processes.Interrupted as stop:
             if submit == "local":
                 _say(f"mpiscope: stopped by {stop.name}: the point that was running is "
                      f"recorded as failed, no process of it is left; run again to resume "
@@ -98,7 +101,8 @@ def status(directory: str = typer.Argument(..., metavar="DIR", help="A study dir
     Slurm jobs that have not finished)."""
     from rich.table import Table
 
-    from . import runner_slurm, studydir
+    from . import studydir
+    from .runner import slurm as runner_slurm
 
     study, root = studydir.open_study(directory)
     rows = runner_slurm.point_states(study, root)
@@ -136,8 +140,9 @@ def report(directory: str = typer.Argument(..., metavar="DIR", help="A study dir
     Amdahl and Karp-Flatt serial fractions, Extra-P models per function and the
     extrapolation to 10x and 100x the largest P."""
     from ..textout import json_safe
-    from . import studydir, tables
-    from .build import build_scale_report
+    from . import studydir
+    from .report import tables
+    from .report.build import build_scale_report
 
     study, root = studydir.open_study(directory)
     made = plots is not None and not Path(plots).exists()
@@ -149,7 +154,7 @@ def report(directory: str = typer.Argument(..., metavar="DIR", help="A study dir
             plot_dir.rmdir()
         raise
     if plot_dir is not None:
-        from . import plots as scale_plots
+        from .report import plots as scale_plots
         try:
             written = scale_plots.write_all(rep, plot_dir)
         except OSError as err:
@@ -159,7 +164,7 @@ def report(directory: str = typer.Argument(..., metavar="DIR", help="A study dir
             print(f"mpiscope: wrote {p}", file=sys.stderr)
     if html:
         from ..html import page
-        from .html_page import document
+        from .report.html_page import document
         page.write(html, document(rep), force=force)
         print(f"mpiscope: wrote {html}", file=sys.stderr)
     if as_json:
@@ -172,7 +177,7 @@ def report(directory: str = typer.Argument(..., metavar="DIR", help="A study dir
 def _check_outputs(plots: Optional[str], html: Optional[str], force: bool) -> Optional[Path]:
     """UserError unless every file the report would write can be written (and, without
     --force, does not exist); the plot directory, created."""
-    from .plots import PLOT_FILES
+    from .report.plots import PLOT_FILES
 
     targets = []
     if html:
@@ -213,9 +218,9 @@ def export(directory: str = typer.Argument(..., metavar="DIR", help="A study dir
                                                 help="Write here (must not exist) instead of "
                                                      "standard output.")):
     """Export the runs of a study for other tools."""
-    from . import export as ex
     from . import studydir
-    from .collect import collect
+    from .report import export as ex
+    from .report.collect import collect
 
     if fmt not in ex.FORMATS:
         raise UserError(f"--format must be extrap or csv, not {fmt!r}")
@@ -232,7 +237,9 @@ def export(directory: str = typer.Argument(..., metavar="DIR", help="A study dir
 def point(directory: str, key: str, attempt: int,
           workdir: str = typer.Option(..., "--workdir")):
     """Run one point into an existing attempt folder (what a Slurm job of the study runs)."""
-    from . import point_procs, runner_local, studydir
+    from . import studydir
+    from .runner import local as runner_local
+    from .runner import processes
 
     study, root = studydir.open_study(directory)
     match = [p for p in study.points() if p.key == key]
@@ -243,12 +250,12 @@ def point(directory: str, key: str, attempt: int,
         raise UserError(f"{root}: {key} has no attempt {attempt}")
     if tries[0].record is not None:
         raise UserError(f"{tries[0].path} already has a record; not running it again")
-    signals = point_procs.StopSignals()
+    signals = processes.StopSignals()
     with signals.active():  # scancel, the time limit: SIGTERM to this batch step
         rec = runner_local.run_point(study, root, match[0], Path(workdir), tries[0], signals)
     try:
         signals.check()
-    except point_procs.Interrupted as stop:
+    except processes.Interrupted as stop:
         _say(f"mpiscope: stopped by {stop.name}: {tries[0].path} recorded as failed, no "
              f"process of the point left")
         raise typer.Exit(128 + stop.signum) from None

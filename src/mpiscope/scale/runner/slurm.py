@@ -18,10 +18,10 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from ..errors import UserError
-from . import studydir
-from .runner_local import mpiscope_command
-from .study import Point, Study, slurm_option_lines
+from ...errors import UserError
+from .. import studydir
+from ..study import Point, Study, slurm_option_lines
+from .local import mpiscope_command
 
 class SubmitRefused(UserError):
     """sbatch refused one point's job (the others are still submitted)."""
@@ -194,7 +194,7 @@ def run_slurm(study: Study, root: Path, workdir: Path, console, wait: bool,
     with a progress bar. Call check_controller first.
 
     Raises:
-        point_procs.Interrupted: a stop signal (``signals``) came; what was
+        processes.Interrupted: a stop signal (``signals``) came; what was
             submitted stays submitted.
     """
     todo = [Point(r["np"], r["rep"]) for r in point_states(study, root)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import base64
 import io
 
-from ..html import page
-from ..html.escape import text
+from ...html import page
+from ...html.escape import text
 from . import plots, tables
 
 

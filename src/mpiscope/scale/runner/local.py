@@ -1,6 +1,6 @@
 """Run the points of a study one after another on this machine, each under `mpiscope run`.
 
-The same :func:`run_point` runs a point inside a Slurm job (runner_slurm.py's
+The same :func:`run_point` runs a point inside a Slurm job (slurm.py's
 batch script calls ``mpiscope scale point``), so a point's record is written by
 one piece of code wherever it ran.
 """
@@ -15,9 +15,10 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import UserError
-from . import point_procs, studydir
-from .study import Point, Study
+from ...errors import UserError
+from .. import studydir
+from ..study import Point, Study
+from . import processes
 
 
 # Runs mpiscope's CLI from the package root given as the first argument, so a
@@ -34,7 +35,7 @@ _BOOT_OTHER = ("import sys, importlib.util; r = sys.argv.pop(1); sys.argv[0] = '
 
 def mpiscope_command(python: str | None = None) -> list[str]:
     """The command line that starts this mpiscope's CLI with ``python`` (default: this one)."""
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])
     same = python is None or python == sys.executable
     return [python or sys.executable, "-c", _BOOT_SAME if same else _BOOT_OTHER, root]
 
@@ -55,7 +56,7 @@ def child_environment(study: Study, point: Point, attempt: Path) -> dict[str, st
     """The environment a point runs in: ours, the study's [env], and the point's tag."""
     env = dict(os.environ)
     env.update(study.environment(point))
-    env[point_procs.TAG] = str(attempt)
+    env[processes.TAG] = str(attempt)
     return env
 
 
@@ -65,7 +66,7 @@ def _now() -> str:
 
 def _profile_ranks(path: Path) -> tuple[int | None, str | None]:
     """(ranks, None) of a profile, or (None, why it cannot be read)."""
-    from ..reader import read
+    from ...reader import read
 
     try:
         return read(path).nranks, None
@@ -75,16 +76,16 @@ def _profile_ranks(path: Path) -> tuple[int | None, str | None]:
 
 def run_point(study: Study, root: Path, point: Point, workdir: Path,
               attempt: studydir.Attempt | None = None,
-              signals: point_procs.StopSignals | None = None) -> dict:
+              signals: processes.StopSignals | None = None) -> dict:
     """Run one point under ``mpiscope run`` and close its attempt; return the record.
 
     A launch that fails, times out, writes no profile or a profile of another
     rank count is recorded as failed (with the reason), never raised: the
     study goes on. A stop signal (``signals``) stops the point the same way
     as a timeout; the caller then sees ``signals.first`` and ends the study.
-    No process of the point is left when this returns (point_procs).
+    No process of the point is left when this returns (processes).
     """
-    signals = signals or point_procs.StopSignals()
+    signals = signals or processes.StopSignals()
     attempt = attempt or studydir.new_attempt(root, point)
     tag = str(attempt.path)
     argv = mpiscope_run_argv(study, point, attempt.path)
@@ -112,14 +113,14 @@ def run_point(study: Study, root: Path, point: Point, workdir: Path,
             elif study.timeout is not None and time.monotonic() - t0 > study.timeout:
                 reason = f"timed out after {study.timeout:g} s"
             if reason:
-                killed_at_stop, left = point_procs.stop(proc, tag, signals)
+                killed_at_stop, left = processes.stop(proc, tag, signals)
                 break
             time.sleep(0.05)
         rc = proc.wait()
     elapsed = time.monotonic() - t0
     # The launcher is gone; anything of the point still running (a rank it lost
     # track of) would go on using the cores and could write into the attempt.
-    killed, still = point_procs.kill_tagged(tag)
+    killed, still = processes.kill_tagged(tag)
     left = sorted(set(left) | set(still))
     profiles = sorted(p.name for p in set(attempt.path.glob("*.mpiscope")) - before)
     if reason is None and rc != 0:
@@ -165,14 +166,14 @@ def refuse_queued(study: Study, root: Path) -> None:
     """UserError if points of the study are queued or running in Slurm (a local run would
     run them twice). Jobs that ended without a record are recorded as failed, so
     the local run runs those points again."""
-    from . import runner_slurm
+    from . import slurm
 
     submitted = [p for p in study.points()
                  if (last := studydir.latest(root, p)) is not None and last.status == "submitted"]
     if not submitted:
         return
     try:
-        rows = runner_slurm.point_states(study, root)
+        rows = slurm.point_states(study, root)
     except UserError as err:
         raise UserError(f"{len(submitted)} point(s) of {root} were submitted to Slurm and "
                         f"their jobs' state cannot be asked here ({err}); run it where Slurm "
@@ -187,11 +188,11 @@ def refuse_queued(study: Study, root: Path) -> None:
 
 
 def run_local(study: Study, root: Path, workdir: Path, console,
-              signals: point_procs.StopSignals) -> list[dict]:
+              signals: processes.StopSignals) -> list[dict]:
     """Run every point not done yet, with a progress bar; return the new records.
 
     Raises:
-        point_procs.Interrupted: a stop signal came; the point running then was
+        processes.Interrupted: a stop signal came; the point running then was
             stopped and recorded as failed, the later ones not started.
     """
     from rich.markup import escape

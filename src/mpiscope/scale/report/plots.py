@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..plots import Series, line_plot, plt
+from ...plots import Series, line_plot, plt
 
 # What write_all writes (models.png only when there are models).
 PLOT_FILES = ("scaling.png", "functions.png", "models.png")

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import UserError
+from ...errors import UserError
 from . import aggregate, models
 from .collect import COMPUTE, collect
-from .study import Study
+from ..study import Study
 
 SCHEMA = "mpiscope-scale/1"
 # Functions below this share of a run's wall time (at every P) are left out of

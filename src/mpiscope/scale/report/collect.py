@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import UserError
-from ..report.pop import KEYS as POP_KEYS
-from . import studydir
-from .study import Study
+from ...errors import UserError
+from ...report.pop import KEYS as POP_KEYS
+from .. import studydir
+from ..study import Study
 
 # Name of the computation outside MPI in per-function tables and models.
 COMPUTE = "(compute)"
@@ -48,8 +48,8 @@ def collect(study: Study, root: Path) -> dict:
         UserError: profiles of different programs, or a profile whose rank count
             is not its point's.
     """
-    from ..reader import read
-    from ..report.build import build_report
+    from ...reader import read
+    from ...report.build import build_report
 
     runs, failed, missing = [], [], []
     for point in study.points():
