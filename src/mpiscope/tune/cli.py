@@ -72,7 +72,7 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
 
         from .. import native
-        from ..scale import point_procs
+        from ..scale.runner import processes as point_procs
         from ..textout import json_safe
         from .render import render
         from .session import tune as run_tune

@@ -1,9 +1,9 @@
 """One run of a tune: the launch under `mpiscope run`, into its own attempt folder.
 
 The run is `mpiscope run --dir ATTEMPT --mpi IMPL -- <launch>` started as scale's
-points are (runner_local.mpiscope_command, ``--parent-pid``), its processes tagged with
+points are (scale.runner.local.mpiscope_command, ``--parent-pid``), its processes tagged with
 ``MPISCOPE_POINT`` so that a timeout or Ctrl-C stops all of them and none is left
-(scale.point_procs). Its record: exit code, elapsed time, the profile, the run's and the
+(scale.runner.processes). Its record: exit code, elapsed time, the profile, the run's and the
 job's time as the profile measures them, and the cost of every finding diagnose makes of it.
 """
 
@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from ..errors import UserError
-from ..scale import point_procs
-from ..scale.runner_local import mpiscope_command
+from ..scale.runner import processes as point_procs
+from ..scale.runner.local import mpiscope_command
 from . import tunedir
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..run.launcher_args import parse
-from ..scale import point_procs
+from ..scale.runner import processes as point_procs
 from . import candidates as cands_mod
 from . import outputs, stats, tunedir
 from .runner import run_once
