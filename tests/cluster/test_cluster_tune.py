@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import mpitest
 from mpiscope import native
 
@@ -31,6 +33,7 @@ def tune(vcluster, tmp_path, name: str, *launch: str) -> dict:
     return json.loads(r.stdout)
 
 
+@pytest.mark.alone  # it judges timings: nothing else runs beside it (tests/conftest.py)
 def test_tune_rank_order_round_robin_vs_good(vcluster, tmp_path):
     stencil = str(native.program("openmpi", "examples/stencil"))
     app = [stencil, "--grid", "1024x1024", "--procs", "4x4", "--steps", "30"]
