@@ -149,3 +149,16 @@ def test_bad_input_is_one_line(tmp_path):
         err = proc.stderr.strip().splitlines()
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
         assert err[-1].startswith("mpiscope: error: ") and all(w in err[-1] for w in words), err
+
+
+def test_output_check_ignores_the_transport_log_not_the_results():
+    """A UCX log line on standard output (seen on the virtual cluster's 2mbit links: an
+    endpoint timeout in one run of six, the run ending well) is not a changed result; a
+    changed checksum or an extra line of the program's is."""
+    from mpiscope.tune import outputs
+    base = ["checksum 1.5\ntime 2.0 s\n", "checksum 1.5\ntime 2.1 s\n"]
+    ucx = ("[1764390000.123456] [node2:12345:0]           flush.c:57   UCX  ERROR req 0x55d0 "
+           "(0x55d0): error during flush: Endpoint timeout, flush comp 0x1 count 1")
+    assert outputs.differs(base, f"checksum 1.5\ntime 1.0 s\n{ucx}\n") is None
+    assert "checksum 1.5" in outputs.differs(base, "checksum 1.6\ntime 1.0 s\n")
+    assert "UCX ERROR" in outputs.differs(base, "checksum 1.5\ntime 1.0 s\nUCX ERROR of mine\n")

@@ -8,6 +8,12 @@ many times) must be printed by every candidate run; the other lines are compared
 their numbers masked (a timing may change, the line's words may not), and the number of
 lines must match. A checksum printed the same by every baseline run is a stable line:
 one digit changed and the candidate is rejected.
+
+UCX (the transport under Open MPI's UCX PML and MPICH's ch4:ucx) logs to standard
+output: ``[1764390000.123] [node2:123:0]  flush.c:57  UCX  ERROR ... Endpoint timeout``
+on a slow link, in some runs and not others, while the run ends well. Such lines are the
+library's, not the program's, and are left out of the comparison (the exit code is
+checked on its own).
 """
 
 from __future__ import annotations
@@ -16,10 +22,12 @@ import re
 from collections import Counter
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_UCX_LOG = re.compile(r"^\[\d+\.\d+\]\s+\[[^\]]*:\d+:\d+\]\s+\S+:\d+\s+UCX\s+[A-Z]+\s")
 
 
 def _lines(text: str) -> Counter:
-    return Counter(line.rstrip() for line in text.splitlines() if line.strip())
+    return Counter(line.rstrip() for line in text.splitlines()
+                   if line.strip() and not _UCX_LOG.match(line))
 
 
 def _masked(lines: Counter) -> Counter:
