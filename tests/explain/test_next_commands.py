@@ -124,7 +124,8 @@ def _cases():
             launch=f"mpirun.openmpi --bind-to none -n 2 taskset -c 0 {work_o} 2 1e5")),
         ("openmp-mask", "openmp-oversubscribed", lambda d: cp.make(
             d, n=1, mpi=1.0, cpus=["0"], argv=(work_o, "2", "1e5"),
-            env={"threads": 2, "ncpus": 1, "load": 2.0, "run_delay": 4.0},
+            env={"threads": 2, "ncpus": 1, "load": 2.0, "run_delay": 4.0,
+                 "node_idle": 10.0},
             launch=f"mpirun.openmpi --bind-to core -n 1 {work_o} 2 1e5")),
         ("openmp-node", "oversubscribed", lambda d: cp.make(
             d, n=2, mpi=5.0, cpus=["0", "1"], argv=(work_m, "2", "1e5"), library=cp.MPICH,

@@ -8,10 +8,14 @@ whose CPUs carry ``load`` > 1 threads of the job (oversubscribed, overlapping) w
 1 - 1/load of the time for its own kind, and an unbound rank's wait while a CPU of its node
 sat idle is the kernel's placement (unbound-ranks). The rest is other processes' doing. The
 ranks wait for each other, so the run stretches by about the most any rank waited: cost = the
-largest such remainder over the ranks. A profile written before ENV layout 2 has no run-queue
-wait: there, for ranks bound apart, the time a single-threaded rank spent outside MPI without
-its CPU (compute time - CPU time) is the evidence, an upper bound (it also counts time asleep
-in I/O or sleep()).
+largest such remainder over the ranks, what CPUs of the job's own would give back. An upper
+bound ("up to"): part of a rank's wait can fall while it sat in MPI waiting for others anyway,
+and a fix short of CPUs of its own (moving one of the other processes) gives back only part of
+it (the truth benchmark at load 4-20 removed the one busy process it had planted, the other
+engineers' work stayed: claimed 69-96 %, gained 13-34 %). A profile written before ENV
+layout 2 has no run-queue wait: there, for ranks bound apart, the time a single-threaded rank
+spent outside MPI without its CPU (compute time - CPU time) is the evidence, also an upper
+bound (it also counts time asleep in I/O or sleep()).
 """
 
 from __future__ import annotations
@@ -50,7 +54,8 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
         waited = np.maximum(delay - own - placed, 0.0) / t   # per thread: the run's stretch
         mine = np.ones(len(waited), bool)
         how = ("the longest run-queue wait of a rank beyond what the job's own threads and the "
-               "kernel's placement explain (other processes on its CPU)")
+               "kernel's placement explain (other processes on its CPU): what CPUs of the job's "
+               "own give back at most")
     else:
         mine = ~nd.oversubscribed[nd.of_rank] & ((e["flags"] & 1) == 0) & (e["overlap"] == 0) & \
             (e["threads"] <= np.maximum(e["ncpus"], 1))
@@ -81,7 +86,7 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                     "process): run on CPUs of your own (an exclusive allocation: srun "
                     "--exclusive, #SBATCH --exclusive) or find them (top -H, ps -eLo "
                     "psr,pcpu,comm) and move them; then profile again.", None,
-                    bound=None if known else "upper", method=how,
+                    bound="upper", method=how,
                     settle="rerun when the node is free of other work and compare the two "
                            "profiles (mpiscope compare)")]
 
@@ -100,5 +105,5 @@ def _summary(prof: Profile, rep: dict, env: dict) -> list[dict]:
                      ev("ranks that waited at all", env["run_delay"]["nonzero"], "")],
                     "Other processes ran on the job's CPUs: run on CPUs of your own (srun "
                     "--exclusive) or find them (top -H); then profile again.", None,
-                    method="the longest run-queue wait of a rank (runnable, another process on "
-                           "its CPU)")]
+                    bound="upper", method="the longest run-queue wait of a rank (runnable, "
+                                          "another process on its CPU)")]

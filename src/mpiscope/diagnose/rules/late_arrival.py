@@ -7,7 +7,16 @@ arrive waits least, and what the others wait beyond it is lateness that even
 arrival would save (waiting every rank shares is not).
 Without sync data, a collective whose time varies much across ranks is a
 suspect: cost = avg - min of its time per rank (the fastest rank shows what
-the operation itself needs), and the fix is to rerun with --sync.
+the operation itself needs), and the fix is to rerun with --sync. An upper
+bound ("up to"): part of the spread can be the operation's own (a root that
+does more, a rank on a slower link), which even arrival does not save; --sync
+tells. Measured (perf/truth, tests/programs/diag_steps: the odd rank 40 ms,
+the even 20 ms per step before an allreduce; evening it out saves 25 %): at
+load 2 the rule claims 22-23 %; at load 11-20 the other processes' turns
+stretch both ranks' compute and collectives alike (allreduce 1.11 vs 1.14 s
+per rank, compute 2.063 vs 2.069 s: 3 % imbalance) and the profile holds no
+spread to price, so the rule is silent while evening out gained 8-21 %; the
+diagnosis's limits then say every time is stretched by other work.
 """
 
 from __future__ import annotations
@@ -91,7 +100,7 @@ def _without_sync(prof: Profile, rep: dict, rows: dict) -> list[dict]:
                            "Rerun with timing barriers: mpiscope run --sync times a barrier "
                            "before each collective, separating ranks arriving late from the "
                            "collective's own cost (Worley's timing barriers in POP on the Cray XT).",
-                           rerun.command(prof, rep, ch), change=ch,
+                           rerun.command(prof, rep, ch), change=ch, bound="upper",
                            settle="a run with --sync (the command below) splits this time into "
                                   "waiting for late ranks and the collective's own",
                            method="the collective's time per rank, avg - min (the fastest rank "

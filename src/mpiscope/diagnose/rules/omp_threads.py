@@ -7,18 +7,24 @@ CPUs the threads share the work, so a parallel region takes the time of C thread
 (issue 29: 2 threads on 1 CPU ran about 15 % slower than 1 thread, not twice as slow).
 
 Where the node has a CPU for every thread of the job (else it is the oversubscribed rule's),
-the fix gives each rank T CPUs; a region then runs T/C times as fast. From the evidence: the
-rank's threads waited for its CPUs (run-queue wait) while they shared them; with T threads on
-C CPUs each region of length L makes them wait (T - C) x L in all, and one CPU per thread
-saves L x (T - C)/T, so the gain is the run-queue wait / T. But the wait also counts other
-processes' turns on those CPUs (the truth benchmark at load 20: the rule claimed 50 % from the
-wait, a CPU per thread gained nothing), and other processes take their share of the new CPUs
-too: with fair sharing the rank got G = CPU time / wall CPUs, so O = T (C - G) / G threads of
-others share its C CPUs; spread alike over T CPUs, a region's time scales by (C + O)/(T + O),
-and the gain is compute x (T - C)/(T + O). Cost = the largest, over such ranks, of the smaller
-of the two, at most compute x (1 - C/T) (all compute in parallel regions, nothing else on the
-CPUs: the upper bound the finding also gives; without the run-queue wait, an older profile,
-that bound is the cost).
+the fix gives each rank T CPUs; a region then runs T/C times as fast, if the new CPUs are free.
+From the evidence: the rank's threads waited for its CPUs (run-queue wait) while they shared
+them; with T threads on C CPUs each region of length L makes them wait (T - C) x L in all, and
+one CPU per thread saves L x (T - C)/T, so the gain is at most the run-queue wait / T. But the
+wait also counts other processes' turns on those CPUs, and the new CPUs serve other processes
+too: where those are free to move (most are), the kernel evens out the run queues, so a rank
+gets about its threads' share of the node whatever its mask, and CPUs of its own only give it
+the CPU time that sat idle (the truth benchmark at load 20 and at load 2: the rule claimed 50 %
+from the wait, a core per thread LOST 23-46 %; 2 threads on 1 core beside other work ran faster
+than 1). So the extra threads can only use the node's idle CPU-seconds I (ENV layout 3), shared
+by the node's oversubscribed ranks in proportion to the threads they lack: with W = its CPU time
+it runs at W / wall CPUs and would run at (W + I) / wall, so its compute shrinks by
+compute x I / (W + I) (alone on a 2-CPU node, one core for 2 threads: I = W, half the compute,
+as it should). Cost = the largest, over such ranks, of the smallest of that, the wait / T and
+compute x (T - C)/(T + O) (O = T (C - G)/G other threads on its C CPUs from the CPUs G it got,
+fair sharing: a profile without the node's idle time), at most compute x (1 - C/T). An upper
+bound ("up to"): the idle time and the parallel regions need not have coincided; `settle`: a run
+with a core per thread (the command).
 """
 
 from __future__ import annotations
@@ -46,18 +52,36 @@ def shared_gain(prof: Profile, over: np.ndarray) -> np.ndarray:
     return compute * (t - c) / (t + others)
 
 
+def idle_gain(prof: Profile, nd: cpu.Nodes, over: np.ndarray) -> np.ndarray:
+    """Per rank of ``over``: compute x I / (W + I), I its part of its node's idle CPU-seconds
+    (in proportion to the threads it lacks among the node's ranks of ``over``), W its CPU time:
+    what CPUs of its own can give it where other processes even out the run queues."""
+    e = prof.env
+    lack = (e["threads"][over] - e["ncpus"][over]).astype(np.float64)
+    node = nd.of_rank[over]
+    lack_on_node = np.bincount(node, weights=lack, minlength=len(nd.ids))[node]
+    idle = nd.idle[node] * np.divide(lack, lack_on_node, out=np.zeros(len(over)),
+                                     where=lack_on_node > 0)
+    w = e["cpu_time"][over].astype(np.float64)
+    compute = np.maximum(prof.rank_metric("compute")[over], 0.0)
+    return compute * np.divide(idle, w + idle, out=np.zeros(len(over)), where=w + idle > 0)
+
+
 def rule(prof: Profile, rep: dict) -> list[dict]:
     env = env_of(rep)
     if not env or not env["oversub_ranks"]:
         return []
-    known = False
+    known = idle_known = False
     if prof.is_summary or not len(prof.env):
         if summary_oversubscribed(rep):
             return []
         threads, ncpus = int(env["threads"]["max"]), int(env["ncpus"]["min"])
         comp = float(stat(rep, "compute")["max"])
         bound = comp * (1.0 - ncpus / threads) if threads > ncpus > 0 else 0.0
-        cost = bound
+        idle_known = bool(env["node_cpus"]["max"])
+        # the new CPUs give at most the node's idle CPU-seconds (ENV layout 3)
+        idle = float(env["node_idle"]["max"])
+        cost = min(bound, idle) if idle_known else bound
         ranks = ranks_field([env["threads"]["max_pe"]])
         over_count = env["oversub_ranks"]
     else:
@@ -73,15 +97,22 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
         bounds = compute * (1.0 - c / t)
         known = cpu.run_delay_known(prof)
         gains = np.minimum(e["run_delay"][over] / t, shared_gain(prof, over)) if known else bounds
+        idle_known = known and nd.idle_known
+        if idle_known:
+            gains = np.minimum(gains, idle_gain(prof, nd, over))
         worst = int(np.argmax(gains))
         cost, bound = float(gains[worst]), float(bounds[worst])
         threads, ncpus = int(t[worst]), int(c[worst])
         ranks = ranks_field(over)
         over_count = len(over)
+        idle = float(nd.idle[nd.of_rank[over[worst]]])
     evidence = [ev("OpenMP threads per rank", threads, ""), ev("CPUs in its affinity mask", ncpus, ""),
                 ev("ranks running more threads than CPUs", over_count, ""),
                 ev("what one CPU per thread gains at most (all compute in parallel regions)",
                    bound, "s")]
+    if idle_known:
+        evidence.append(ev("CPU-seconds its node's CPUs sat idle during the run (what CPUs of "
+                           "its own can give it)", idle, "s"))
     if not worth(cost, rep, MIN_COST_PCT):
         return []
     ch = bind_change(prof, rep, threads)
@@ -90,9 +121,14 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                     f"Give each rank as many cores as threads ({BIND_ANYWHERE}), or set "
                     f"OMP_NUM_THREADS={ncpus} to the CPUs each rank has.",
                     rerun.command(prof, rep, ch) if ch else None,
-                    bound=None if known else "upper", cost_max_s=bound if known else None,
-                    change=ch,
-                    method="the rank's run-queue wait / its threads (what one CPU per thread "
+                    bound="upper" if idle_known or not known else None,
+                    cost_max_s=bound if known and not idle_known else None, change=ch,
+                    settle="a run with a core per thread (the command below): compare the two "
+                           "profiles" if idle_known else None,
+                    method="compute x the node's idle CPU-seconds / (its CPU time + them) (what "
+                           "CPUs of its own can give it where the kernel evens out the run "
+                           "queues), at most its run-queue wait / its threads" if idle_known else
+                           "the rank's run-queue wait / its threads (what one CPU per thread "
                            "saves), at most compute x (threads - CPUs) / (threads + other "
                            "processes' threads on its CPUs)" if known else
                            "compute x (1 - CPUs/threads): all compute in parallel regions")]
