@@ -113,10 +113,10 @@ def test_ranks_pinned_together_gain_the_share_the_other_rank_took(tmp_path):
     assert f["change"]["unwrap"] and "bind-to" in f["change"]["launcher_remove"]
     assert not {"oversubscribed", "unbound-ranks", "cpu-starved"} & set(found)
     # with other processes on the machine each rank got a tenth of the core: CPUs of their own
-    # would give them 1/(1 + 8) instead of 1/10: a 1 s gain, not 5
-    env.update(cpu_time=1.0, run_delay=9.0, node_idle=0.0)
+    # would give them 1/(1 + 8) instead of 1/10: a 1 s gain, not 5 (the node's CPUs idle 4 s)
+    env.update(cpu_time=1.0, run_delay=9.0, node_idle=4.0)
     f = findings(cp.make(tmp_path, cpus=["0", "0"], env=env, launch=launch, name="busy"))["cpu-overlap"]
-    assert f["cost_s"] == pytest.approx(10.0 * 0.1 * 1)
+    assert f["cost_s"] == pytest.approx(10.0 * 0.1 * 1) and f["bound"] == "upper"
 
 
 def test_unbound_ranks_priced_by_the_wait_an_idle_cpu_could_have_ended(tmp_path):

@@ -89,3 +89,25 @@ def test_late_arrival_without_sync_is_an_up_to_with_the_sync_rerun(tmp_path):
     # at load 11-20 both ranks' collectives were stretched alike (1.11 vs 1.14 s): no spread,
     # nothing to price without --sync
     assert "late-arrival" not in findings(_late(tmp_path, "even", 1.11, 1.14))
+
+
+def test_ranks_pinned_together_on_a_busy_node_gain_only_idle_cpu(tmp_path):
+    # both ranks under taskset -c 0 on a 2-CPU node also running other work: each got a tenth
+    # of the core. Fair sharing alone says CPUs of their own give 1/9 instead of 1/10 (1 s);
+    # but the other processes move to even out the run queues: with no idle CPU, nothing.
+    env = {"ncpus": 1, "load": 2.0, "overlap": 1, "overlap_rank": [1, 0], "cpu_time": 1.0,
+           "run_delay": 9.0, "node_idle": 0.0}
+    launch = "mpirun.openmpi --bind-to none -n 2 taskset -c 0 /bin/app 3"
+    assert "cpu-overlap" not in findings(cp.make(tmp_path, cpus=["0", "0"], env=env,
+                                                 launch=launch))
+    # alone on the node (each had half the core, the other CPU idle 10 s): 5 s each of it,
+    # wall x 5 / (5 + 5) = 5 s, as the fair-sharing model says
+    env.update(cpu_time=5.0, run_delay=5.0, node_idle=10.0)
+    f = findings(cp.make(tmp_path, cpus=["0", "0"], env=env, launch=launch,
+                         name="alone"))["cpu-overlap"]
+    assert f["cost_s"] == pytest.approx(5.0) and f["bound"] == "upper"
+    # the other CPU idle 2 s only: 1 s each: 10 x 1 / (5 + 1)
+    env.update(node_idle=2.0)
+    f = findings(cp.make(tmp_path, cpus=["0", "0"], env=env, launch=launch,
+                         name="some"))["cpu-overlap"]
+    assert f["cost_s"] == pytest.approx(10.0 / 6.0)

@@ -10,7 +10,14 @@ Otherwise binding each rank to CPUs of its own gives it the CPU share the other 
 with fair sharing a rank got s = CPU time / wall time of a CPU, 1/s = load + O threads of
 other processes, and alone with those others it gets 1/(1 + O): a CPU-bound run shrinks by
 wall x s x (load - 1) (cpu.own_share_gain; on a node free of other work s = 1/load and this is
-wall x (1 - 1/load)). Cost = the largest over the overlapping ranks (the others wait for it).
+wall x (1 - 1/load)). But other processes free to move share the new CPUs too: the kernel
+evens out the run queues, so the ranks get about their threads' share of the node however they
+are pinned, and CPUs of their own give them only the CPU time that sat idle (the truth benchmark
+at load 9: both ranks under taskset -c 0, the model claimed 33.5 %, binding them apart gained
+2.9 %, within the noise). With the node's idle time (ENV layout 3) the gain is at most
+wall x I / (W + I), I the rank's part of the node's idle CPU-seconds, W its CPU time
+(cpu.idle_gain), and the cost an upper bound ("up to"). Cost = the largest over the
+overlapping ranks (the others wait for it).
 A profile without the run-queue wait (before ENV layout 2) uses the model alone: the largest
 compute time of an overlapping rank x (1 - 1/load). Unbound ranks are the unbound-ranks
 rule's, not this one's.
@@ -54,7 +61,11 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
         slowdown = 1.0 - 1.0 / np.maximum(v["load"][over], 1.0)
         model = float((np.maximum(compute, 0.0) * slowdown).max())
         known = cpu.run_delay_known(prof)
-        cost = float(cpu.own_share_gain(prof, over).max()) if known else model
+        gains = cpu.own_share_gain(prof, over)
+        if known and nd.idle_known:  # only the node's idle CPU time is there to take
+            gains = np.minimum(gains, cpu.idle_gain(prof, nd, over,
+                                                    prof.ranks["wall"][over].astype(float)))
+        cost = float(gains.max()) if known else model
         ranks = ranks_field(over)
         e = prof.env
         r = int(over[0])
@@ -71,18 +82,28 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
         if known:
             evidence.append(ev("time an overlapping rank waited for a CPU (max)",
                                float(prof.env["run_delay"][over].max()), "s"))
+        if known and nd.idle_known:
+            evidence.append(ev("CPU-seconds their node's CPUs sat idle during the run (what "
+                               "CPUs of their own can give them)",
+                               float(nd.idle[nd.of_rank[over]].max()), "s"))
     if not worth(cost, rep, MIN_COST_PCT):
         return []
     ch = bind_change(prof, rep)
     measured = not prof.is_summary and cpu.run_delay_known(prof)
+    capped = measured and cpu.nodes(prof).idle_known
     return [finding(RULE, f"Ranks pinned to the same CPUs: {env['overlap_ranks']:,} bound "
                     f"rank(s) share CPUs with another rank of their node", cost, rep, ranks,
                     evidence,
                     "Give every rank CPUs of its own: bind with the launcher instead of a "
                     "wrapper that pins every rank alike (taskset, numactl), e.g. "
                     + BIND_ANYWHERE + ".", rerun.command(prof, rep, ch) if ch else None,
-                    bound=None if measured else "upper", change=ch,
+                    bound="upper" if capped or not measured else None, change=ch,
+                    settle="a bound run (the command below): compare the two profiles"
+                           if capped else None,
                     method="wall x CPU share x (threads per CPU - 1): the share the other ranks "
+                           "on its CPUs took (fair sharing), at most wall x the node's idle "
+                           "CPU-seconds / (its CPU time + them)" if capped else
+                           "wall x CPU share x (threads per CPU - 1): the share the other ranks "
                            "on its CPUs took (fair sharing)" if measured else
                            "the slowest overlapping rank's compute time x (1 - 1/threads per "
                            "CPU on its CPUs)")]

@@ -52,21 +52,6 @@ def shared_gain(prof: Profile, over: np.ndarray) -> np.ndarray:
     return compute * (t - c) / (t + others)
 
 
-def idle_gain(prof: Profile, nd: cpu.Nodes, over: np.ndarray) -> np.ndarray:
-    """Per rank of ``over``: compute x I / (W + I), I its part of its node's idle CPU-seconds
-    (in proportion to the threads it lacks among the node's ranks of ``over``), W its CPU time:
-    what CPUs of its own can give it where other processes even out the run queues."""
-    e = prof.env
-    lack = (e["threads"][over] - e["ncpus"][over]).astype(np.float64)
-    node = nd.of_rank[over]
-    lack_on_node = np.bincount(node, weights=lack, minlength=len(nd.ids))[node]
-    idle = nd.idle[node] * np.divide(lack, lack_on_node, out=np.zeros(len(over)),
-                                     where=lack_on_node > 0)
-    w = e["cpu_time"][over].astype(np.float64)
-    compute = np.maximum(prof.rank_metric("compute")[over], 0.0)
-    return compute * np.divide(idle, w + idle, out=np.zeros(len(over)), where=w + idle > 0)
-
-
 def rule(prof: Profile, rep: dict) -> list[dict]:
     env = env_of(rep)
     if not env or not env["oversub_ranks"]:
@@ -99,7 +84,7 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
         gains = np.minimum(e["run_delay"][over] / t, shared_gain(prof, over)) if known else bounds
         idle_known = known and nd.idle_known
         if idle_known:
-            gains = np.minimum(gains, idle_gain(prof, nd, over))
+            gains = np.minimum(gains, cpu.idle_gain(prof, nd, over, compute, t - c))
         worst = int(np.argmax(gains))
         cost, bound = float(gains[worst]), float(bounds[worst])
         threads, ncpus = int(t[worst]), int(c[worst])
