@@ -305,6 +305,16 @@ def _with_hog(cpus, words, outdir, env, impl):
         return profiled(words, outdir, env, impl)
 
 
+def _spread(runs: list[float]) -> str:
+    """The median and the range of one side's run times: the noise the gain is read against."""
+    return f"{statistics.median(runs):.3g} s [{min(runs):.3g}-{max(runs):.3g}]"
+
+
+def _overlap(r: dict) -> bool:
+    """The two sides' run times overlap: at this noise the sign of the gain is not shown."""
+    return max(r["runs_b"]) >= min(r["runs_a"]) and max(r["runs_a"]) >= min(r["runs_b"])
+
+
 def markdown(res: dict) -> str:
     lines = [f"Measured {res['date']} on {res['machine']}, {res['runs']} alternating runs per "
              f"side; load average {res['load_before']:.1f} before, {res['load_after']:.1f} "
@@ -319,9 +329,9 @@ def markdown(res: dict) -> str:
         if r.get("cost_max_pct"):
             claim += f" (up to {r['cost_max_pct']:.0f}%)"
         lines.append(f"| {r['case']} | {r['rule']} | {claim} | {r['gain_pct']:.1f}% "
-                     f"(A {statistics.median(r['runs_a']):.3g} s, B "
-                     f"{statistics.median(r['runs_b']):.3g} s) | {r['verdict']}"
-                     f"{'; fires on the fix too' if r.get('fixed_twin_fires') else ''} | "
+                     f"(A {_spread(r['runs_a'])}, B {_spread(r['runs_b'])}) | {r['verdict']}"
+                     f"{'; fires on the fix too' if r.get('fixed_twin_fires') else ''}"
+                     f"{'; the ranges overlap' if _overlap(r) else ''} | "
                      f"{r['load'][0]:.0f}-{r['load'][1]:.0f} |")
     fa = sum(r["verdict"] == "false alarm" for r in res["cases"])
     lines += ["", f"False alarms (claimed >= 5 %, gained < 2 %): {fa} of {len(res['cases'])}."]
