@@ -23,6 +23,7 @@
 #include "mpiscope.h"
 #include "fortran/fortran_entry.h"
 #include "tables/callsites.h"
+#include "tables/sampling.h"
 #include "wrappers/stacking.h"
 
 volatile int mpiscope_on;
@@ -94,7 +95,7 @@ static mpiscope_thread_t *thread_new(void)
     t->cstats = zalloc(ncstat * sizeof *t->cstats);
     t->cused = zalloc(ncstat * sizeof *t->cused);
     if (!t->stats || !t->hist || !t->used || !t->hused || !t->peers || !t->cstats || !t->cused ||
-        !mpiscope_timeline_alloc(t) || !mpiscope_sites_thread_init(t))
+        !mpiscope_timeline_alloc(t) || !mpiscope_sites_thread_init(t) || !mpiscope_samples_thread_init(t))
         return NULL;
     return t;
 }
@@ -106,6 +107,7 @@ static mpiscope_thread_t *thread_new(void)
 static void life_thread_exit(void *p)
 {
     mpiscope_thread_t *t = p;
+    mpiscope_samples_thread_stop(t);
     mpiscope_tls = NULL;
     if (!t || t == life_shared)
         return;
@@ -152,8 +154,10 @@ mpiscope_thread_t *mpiscope_thread_attach(void)
     }
     pthread_mutex_unlock(&life_thread_lock);
     mpiscope_tls = t;
-    if (t)
+    if (t) {
         pthread_setspecific(life_thread_key, t);
+        mpiscope_samples_thread_start(t);   /* MPISCOPE_SAMPLE: this thread's CPU-time timer */
+    }
     return t;
 }
 
@@ -202,6 +206,7 @@ static void life_start(int provided)
     mpiscope_nslots = (unsigned)mpiscope_settings.MAX_REGIONS;
     mpiscope_timeline_init();
     mpiscope_sites_init();
+    mpiscope_samples_init();
     mpiscope_comms_init();
     mpiscope_cancels_init();
     mpiscope_commtab_init();
@@ -557,6 +562,7 @@ void mpiscope_finalize(void)
     if (!mpiscope_on || life_finished)
         return;
     uint64_t tsc_end = mpiscope_now();
+    mpiscope_samples_stop();    /* the samples end where the wall time does */
     life_finished = 1;
     /* Until every rank is here a snapshot may still be asked for (the
      * snapshot thread stays up, the handlers stay ours): it shows this

@@ -10,7 +10,8 @@
  * tables/mpit.c (MPI_T performance variables), tables/environ.c (the ENV section:
  * affinity, variables, MPI_Init/Finalize time), tables/callsites.c (call sites: the
  * slow path of mpiscope_site_add, the process's site registry), tables/modules.c (which
- * loaded object an address is in), output/callsites_out.c (their records). Generated:
+ * loaded object an address is in), output/callsites_out.c (their records),
+ * tables/sampling.c (sampled compute: per-thread CPU-time timers). Generated:
  * mpiscope_ids.h, mpiscope_table.c,
  * mpiscope_next.h, mpiscope_wrappers.c (gen_wrappers.py from functions.py).
  *
@@ -141,6 +142,7 @@ typedef struct mpiscope_thread {
     volatile uint32_t tl_seq;    /* odd while the timeline's bins are merged (snapshots retry) */
     struct mpiscope_sitecold *site_cold;  /* the slow path's per-thread state (callsites.c) */
     volatile uint32_t idle;      /* its thread exited: waits for the next new thread */
+    struct mpiscope_samp *samp;  /* sampled compute (tables/sampling.c), NULL when off */
 } mpiscope_thread_t;
 
 #define MPISCOPE_PEER_OTHER_JOB (-3)   /* mpiscope_call_t.peer: a process of another job

@@ -129,6 +129,14 @@ void mpiscope_sites_gather(mpiscope_final_t *f, int summary, mpiscope_sites_out_
                     e[m++] = (mpiscope_entry_t){d->id, E_BUCKET | b << 8 | (uint64_t)d->func << 16, NULL, 0};
         }
     }
+    for (uint32_t x = 0; e && seen && x < o->nextra; x++) {
+        int i = o->extra_modules[x];
+        const mpiscope_modinfo_t *mi = i >= 0 ? mpiscope_module(i) : NULL;
+        if (mi && !seen[i]) {
+            seen[i] = 1;
+            e[m++] = (mpiscope_entry_t){mi->rec.key, E_MODULE, (const char *)&mi->rec, (uint32_t)sizeof mi->rec};
+        }
+    }
     for (unsigned id = 0; e && summary && s->lost && id < MPISCOPE_NIDS; id++)
         if (s->lost[id].calls)
             e[m++] = (mpiscope_entry_t){0, E_TOTAL | (uint64_t)id << 16, NULL, 0};

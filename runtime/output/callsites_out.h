@@ -19,6 +19,9 @@ typedef struct {
     uint64_t nsumm;
     mpiscope_module_t *mods;         /* rank 0: the MODULES records */
     uint32_t nmods;
+    const int32_t *extra_modules;    /* set before the gather: more modules.c indices (-1 skipped) whose
+                                        MODULES records are wanted (sampled addresses, sampling.c) */
+    uint32_t nextra;
 } mpiscope_sites_out_t;
 
 /* This rank's records (no MPI call); returns how many. */

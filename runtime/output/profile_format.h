@@ -41,7 +41,9 @@ enum mpiscope_overflow {
     MPISCOPE_OVF_OTHER_JOB = 1u << 7,     /* point-to-point messages to processes of another job
                                              (spawned, connected): counted, with no peer record */
     MPISCOPE_OVF_CALLSITES = 1u << 8,     /* more call sites than MPISCOPE_MAX_CALLSITES: the rest in site 0 */
-    MPISCOPE_OVF_MODULES = 1u << 9        /* call sites in more loaded objects than MPISCOPE_MODULES_MAX */
+    MPISCOPE_OVF_MODULES = 1u << 9,       /* call sites in more loaded objects than MPISCOPE_MODULES_MAX */
+    MPISCOPE_OVF_SAMPLES = 1u << 10       /* a thread's sample table was full: those samples are in
+                                             its "other" row (MPISCOPE_SAMPLE) */
 };
 
 enum mpiscope_section_kind {
@@ -60,6 +62,7 @@ enum mpiscope_section_kind {
     MPISCOPE_SEC_MODULES = 13, /* mpiscope_module_t: the objects call sites are in, rank 0 (union) */
     MPISCOPE_SEC_CALLSITES = 14, /* mpiscope_callsite_t (full), mpiscope_summary_t (summary) */
     MPISCOPE_SEC_TIMELINE = 15, /* time bins: doubles, rank x row x bin (full); mpiscope_summary_t (summary) */
+    MPISCOPE_SEC_SAMPLES = 16,  /* mpiscope_sample_t, grouped by rank (full mode, MPISCOPE_SAMPLE > 0) */
     MPISCOPE_SEC_MEMBERS = 17  /* mpiscope_member_t: partial profiles only (written by mpiscope merge) */
 };
 
@@ -266,6 +269,28 @@ enum mpiscope_site_metric {
     MPISCOPE_SM_BUCKET_CALLS = 64,   /* + bucket: sum = calls of that size bucket over all ranks */
     MPISCOPE_SM_BUCKET_TIME = 128    /* + bucket: sum = their time */
 };
+
+/* --- sampled compute (docs/sampling.md) -------------------------------------------
+ * Per-thread CPU-time timers (MPISCOPE_SAMPLE Hz); each sample is one period
+ * of that thread's CPU time. Outside MPI a sample is the interrupted program
+ * counter as (module, offset), symbolized offline like a call site's frame;
+ * inside a wrapped MPI call it counts for that function. META "samples"
+ * gives the rate. */
+#define MPISCOPE_SAMPLE_COMPUTE 0xFFFFu   /* func: outside MPI, at (module, offset) */
+#define MPISCOPE_SAMPLE_OTHER 0xFFFEu     /* func: samples not kept (table full, or past the top
+                                             MPISCOPE_SAMPLE_MAX rows of the rank) */
+#define MPISCOPE_SAMPLE_MPI_LAYER 0xFFFDu /* func: at (module, offset) in the MPI library or in
+                                             mpiscope's wrappers, outside a wrapped call's
+                                             MPI part (a wrapper's own code): MPI, not compute */
+typedef struct {                 /* 32 bytes: one address (or MPI function) of one thread of one rank */
+    uint32_t rank;
+    uint16_t func;               /* MPISCOPE_SAMPLE_COMPUTE / _OTHER / _MPI_LAYER, else the wrapped MPI function
+                                    (index into META "functions") the thread was in */
+    uint16_t thread;             /* index of the thread's tables (0 = the first to call MPI) */
+    uint64_t module;             /* MODULES key; 0: in no loaded object known (and in MPI / other) */
+    uint64_t offset;             /* the program counter - the object's load bias (0 in MPI / other) */
+    uint64_t samples;
+} mpiscope_sample_t;
 
 /* --- the environment (docs/runtime.md "Environment") ----------------------------
  * One record per rank, recorded at MPI_Init; the variable sets and CPU lists

@@ -30,13 +30,14 @@
 
 #include "mpiscope.h"
 #include "output/callsites_out.h"
+#include "tables/sampling.h"
 
 /* Union keys of the environment's texts (environ.c). */
 #define ENV_KEY_CPUS 2u
 #define ENV_KEY_VARS 3u
 
 enum { W_FUNCS, W_HIST, W_PEERS, W_REGIONS, W_NODES, W_NAMED, W_IOFILES, W_OVERFLOW, W_COMMS, W_MPIT, W_MPIT_ON,
-       W_TL_ON, W_SITES, W_SITES_ON, W_NCOUNTS };
+       W_TL_ON, W_SITES, W_SITES_ON, W_SAMPLES, W_SAMPLES_ON, W_NCOUNTS };
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -539,6 +540,10 @@ void mpiscope_write_profile(mpiscope_final_t *f)
     uint32_t nc = mpiscope_comms_fill(f, comms);
     mpiscope_sites_out_t sites;
     uint32_t ns = mpiscope_sites_prepare(f, &sites);
+    mpiscope_samples_out_t samples;
+    uint32_t nsamp = mpiscope_samples_prepare(f, &samples);   /* before counts: may set overflow */
+    sites.extra_modules = samples.module;
+    sites.nextra = nsamp;
 
     /* NODES: the node's lowest rank writes it. */
     mpiscope_node_t node;
@@ -548,7 +553,7 @@ void mpiscope_write_profile(mpiscope_final_t *f)
     uint64_t counts[W_NCOUNTS] = {t->nused, t->nhused, np, nr, (uint64_t)leader, mpiscope_regions_count() - 1, 0,
                                   f->overflow != 0, nc, mpiscope_mpit_count(),
                                   (uint64_t)mpiscope_mpit_enabled(), (uint64_t)mpiscope_timeline_enabled(), ns,
-                                  (uint64_t)mpiscope_sites_on};
+                                  (uint64_t)mpiscope_sites_on, nsamp, (uint64_t)mpiscope_samples_enabled()};
     mpiscope_entry_t io_probe[64];
     counts[W_IOFILES] = mpiscope_io_files_entries(io_probe, 64);
     uint64_t totals[W_NCOUNTS], first[W_NCOUNTS];
@@ -586,7 +591,9 @@ void mpiscope_write_profile(mpiscope_final_t *f)
     if (totals[W_TL_ON])       /* collective: every rank, once any rank has a timeline */
         mpiscope_timeline_gather(f, 0, &tl);
     const uint64_t tl_per_rank = totals[W_TL_ON] ? (uint64_t)tl.nrows * tl.nb : 0;   /* doubles */
-    if (totals[W_SITES_ON])    /* collective: every rank, once any rank records call sites */
+    /* collective: every rank, once any rank records call sites or samples (their MODULES) */
+    const int mods_on = totals[W_SITES_ON] || totals[W_SAMPLES_ON];
+    if (mods_on)
         mpiscope_sites_gather(f, 0, &sites);
     /* ENV: this rank's record; its CPU list and variable set, once each over all ranks */
     mpiscope_env_t envrec;
@@ -598,10 +605,11 @@ void mpiscope_write_profile(mpiscope_final_t *f)
 
     MPI_File fh = MPI_FILE_NULL;
     if (mpiscope_open_output(f, &fh, path)) {
-        enum { NSEC_MAX = 13 };
-        /* MPIT, TIMELINE, CALLSITES and MODULES only when recorded: the section table lists the first NSEC */
+        enum { NSEC_MAX = 14 };
+        /* MPIT, TIMELINE, CALLSITES, MODULES and SAMPLES only when recorded: the section table lists the first NSEC */
         mpiscope_section_t sec[NSEC_MAX];
-        const uint32_t NSEC = 9 + (totals[W_MPIT_ON] != 0) + (totals[W_TL_ON] != 0) + (totals[W_SITES_ON] ? 2 : 0);
+        const uint32_t NSEC = 9 + (totals[W_MPIT_ON] != 0) + (totals[W_TL_ON] != 0) + (totals[W_SITES_ON] != 0) +
+                              (mods_on != 0) + (totals[W_SAMPLES_ON] != 0);
         const uint64_t P = (uint64_t)f->size;
         uint64_t off_ranks = 64 + 32 * (uint64_t)NSEC;
         uint64_t off_funcs = off_ranks + 128 * P;
@@ -614,7 +622,8 @@ void mpiscope_write_profile(mpiscope_final_t *f)
         uint64_t off_mpit = off_env + sizeof(mpiscope_env_t) * P;
         uint64_t off_tl = off_mpit + 32 * totals[W_MPIT];
         uint64_t off_sites = off_tl + 8 * tl_per_rank * P;
-        uint64_t off_mods = off_sites + 64 * totals[W_SITES];
+        uint64_t off_samp = off_sites + 64 * totals[W_SITES];
+        uint64_t off_mods = off_samp + 32 * totals[W_SAMPLES];
         uint64_t off_meta = off_mods + (uint64_t)sizeof(mpiscope_module_t) * sites.nmods;   /* rank 0's */
 
         mpiscope_buf_t head = {0}, meta = {0};
@@ -636,6 +645,8 @@ void mpiscope_write_profile(mpiscope_final_t *f)
                 mpiscope_timeline_meta(&tl, &meta);
             if (totals[W_SITES_ON])
                 mpiscope_sites_meta(&sites, &meta);
+            if (totals[W_SAMPLES_ON])
+                mpiscope_samples_meta(&meta);
             mpiscope_env_meta(&meta, envset.e, envset.n, ENV_KEY_CPUS, ENV_KEY_VARS);
             const mpiscope_section_t all[NSEC_MAX] = {
                 {MPISCOPE_SEC_RANKS, 1, off_ranks, 128 * P, P},
@@ -656,30 +667,34 @@ void mpiscope_write_profile(mpiscope_final_t *f)
             if (totals[W_TL_ON])
                 sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_TIMELINE, 1, off_tl, 8 * tl_per_rank * P,
                                                 tl_per_rank * P};
-            if (totals[W_SITES_ON]) {
+            if (totals[W_SITES_ON])
                 sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_CALLSITES, 1, off_sites, 64 * totals[W_SITES],
                                                 totals[W_SITES]};
+            if (mods_on)
                 sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_MODULES, 1, off_mods,
                                                 sizeof(mpiscope_module_t) * (uint64_t)sites.nmods, sites.nmods};
-            }
+            if (totals[W_SAMPLES_ON])
+                sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_SAMPLES, 1, off_samp, 32 * totals[W_SAMPLES],
+                                                totals[W_SAMPLES]};
             mpiscope_header_t h;
             mpiscope_header_fill(f, &h, MPISCOPE_MODE_FULL, NSEC, totals[W_OVERFLOW] != 0, off_meta + meta.len);
             mpiscope_buf_put(&head, &h, sizeof h);
             mpiscope_buf_put(&head, sec, sizeof sec[0] * NSEC);
         }
-        uint64_t off[14] = {0, off_ranks + 128 * (uint64_t)f->rank, off_funcs + 64 * first[W_FUNCS],
+        uint64_t off[15] = {0, off_ranks + 128 * (uint64_t)f->rank, off_funcs + 64 * first[W_FUNCS],
                             off_hist + 32 * first[W_HIST], off_peers + 24 * first[W_PEERS],
                             off_regions + 40 * first[W_REGIONS], off_nodes + 72 * first[W_NODES],
                             off_comms + 48 * first[W_COMMS], off_env + sizeof(mpiscope_env_t) * (uint64_t)f->rank,
                             off_mpit + 32 * first[W_MPIT], off_tl + 8 * tl_per_rank * (uint64_t)f->rank,
-                            off_sites + 64 * first[W_SITES], off_mods, off_meta};
-        uint64_t len[14] = {head.len, 128, 64ull * t->nused, 32ull * t->nhused, 24ull * np, 40ull * nr,
+                            off_sites + 64 * first[W_SITES], off_samp + 32 * first[W_SAMPLES], off_mods,
+                            off_meta};
+        uint64_t len[15] = {head.len, 128, 64ull * t->nused, 32ull * t->nhused, 24ull * np, 40ull * nr,
                             leader ? 72u : 0u, 48ull * nc, sizeof envrec, 32ull * mpit.nrecs, tl.mine ? 8 * tl_per_rank : 0,
-                            64ull * sites.nrecs,
+                            64ull * sites.nrecs, 32ull * nsamp,
                             f->rank == 0 ? (uint64_t)sizeof(mpiscope_module_t) * sites.nmods : 0, meta.len};
-        const void *ptr[14] = {head.data, &me, funcs, hist, peers, regs, &node, comms, &envrec, mpit.recs,
-                               tl.mine, sites.recs, sites.mods, meta.data};
-        mpiscope_finish_file(f, &fh, path, off, len, ptr, 14);
+        const void *ptr[15] = {head.data, &me, funcs, hist, peers, regs, &node, comms, &envrec, mpit.recs,
+                               tl.mine, sites.recs, samples.recs, sites.mods, meta.data};
+        mpiscope_finish_file(f, &fh, path, off, len, ptr, 15);
         mpiscope_buf_free(&head);
         mpiscope_buf_free(&meta);
     }
@@ -689,6 +704,7 @@ void mpiscope_write_profile(mpiscope_final_t *f)
     mpiscope_mpit_out_free(&mpit);
     mpiscope_timeline_out_free(&tl);
     mpiscope_sites_out_free(&sites);
+    mpiscope_samples_out_free(&samples);
     mpiscope_set_free(&envset);
     free(comms);
     free(funcs);

@@ -650,6 +650,14 @@ __attribute__((noinline)) mpiscope_site_t *mpiscope_site_slow(mpiscope_call_t *c
 
 /* --- what the writers read ---------------------------------------------------------- */
 
+int mpiscope_sites_module_at(uintptr_t addr)
+{
+    pthread_mutex_lock(&sites_lock);
+    int m = mpiscope_module_of(addr);
+    pthread_mutex_unlock(&sites_lock);
+    return m;
+}
+
 unsigned mpiscope_sites_count(void)
 {
     return __atomic_load_n(&ndefs, __ATOMIC_ACQUIRE);

@@ -44,6 +44,9 @@ const mpiscope_sitedef_t *mpiscope_site_def(unsigned i);
 int mpiscope_sites_sum(mpiscope_sites_sum_t *out);
 void mpiscope_sites_sum_free(mpiscope_sites_sum_t *s);
 uint32_t mpiscope_sites_overflow(void);
+/* The module (modules.c index, -1 none) an address is in, under the sites lock
+ * (sampling.c: the sampled program counters, at MPI_Finalize). */
+int mpiscope_sites_module_at(uintptr_t addr);
 
 /* lifecycle.c: the threads with tables so far. */
 unsigned mpiscope_threads_list(mpiscope_thread_t **out, unsigned cap);

@@ -20,7 +20,8 @@ FLAG_SYNC = 1 << 2
 
 OVERFLOW_BITS = {1 << 0: "peers", 1 << 1: "regions", 1 << 2: "requests", 1 << 3: "comms",
                  1 << 4: "per-communicator", 1 << 5: "threads", 1 << 6: "cancels",
-                 1 << 7: "other-job", 1 << 8: "call sites", 1 << 9: "call-site modules"}
+                 1 << 7: "other-job", 1 << 8: "call sites", 1 << 9: "call-site modules",
+                 1 << 10: "samples"}
 # Overflow bits that drop nothing: what the report says instead of "some data was dropped".
 OVERFLOW_NOTES = {
     "threads": "had more than 256 threads in MPI at once: the extra threads shared one table "
@@ -47,6 +48,7 @@ SEC_MPIT = 12
 SEC_MODULES = 13
 SEC_CALLSITES = 14
 SEC_TIMELINE = 15
+SEC_SAMPLES = 16
 SEC_MEMBERS = 17
 
 ALL_RANKS = 0xFFFFFFFF
@@ -148,6 +150,17 @@ SITE_METRICS = FUNC_METRICS + ["call_time_min", "call_time_max"]  # 0..5
 SITE_BUCKET_CALLS = 64  # + bucket: sum = the calls of that size bucket over all ranks
 SITE_BUCKET_TIME = 128  # + bucket: sum = their time
 
+# Sampled compute (docs/sampling.md, docs/profile-format.md "SAMPLES"): per rank and thread,
+# samples at (module, offset) outside MPI, or in a wrapped MPI function; META "samples" "hz".
+SAMPLE_COMPUTE = 0xFFFF  # func: outside MPI, at (module, offset)
+SAMPLE_OTHER = 0xFFFE  # func: samples not kept (a full table, or past the rank's top rows)
+SAMPLE_MPI_LAYER = 0xFFFD  # func: at (module, offset) in the MPI library or mpiscope's wrappers,
+#                            outside a wrapped call's MPI part: counted as MPI, not compute
+SAMPLE = np.dtype([
+    ("rank", "<u4"), ("func", "<u2"), ("thread", "<u2"), ("module", "<u8"), ("offset", "<u8"),
+    ("samples", "<u8"),
+])
+
 # The environment of each rank (record r is rank r): META "environment" holds the CPU lists
 # ("cpus") and variable sets ("variables") under the 16-hex-digit ids these records name.
 ENV_UNBOUND = 1 << 0
@@ -215,6 +228,7 @@ SECTION_DTYPES = {
     SEC_MODULES: MODULE,
     SEC_CALLSITES: CALLSITE,
     SEC_TIMELINE: TIMELINE,
+    SEC_SAMPLES: SAMPLE,
     SEC_MEMBERS: MEMBER,
 }
 
@@ -238,7 +252,7 @@ assert REGION.itemsize == 40 and NODE.itemsize == 72 and SUMMARY.itemsize == 56
 assert INFLIGHT.itemsize == 32 and SNAP_HEADER.itemsize == 128 and COMM.itemsize == 48
 assert MPIT.itemsize == 32 and MEMBER.itemsize == 16
 assert ENV_V1.itemsize == 80 and ENV_V2.itemsize == 96 and ENV.itemsize == 104
-assert MODULE.itemsize == 4168 and CALLSITE.itemsize == 64
+assert MODULE.itemsize == 4168 and CALLSITE.itemsize == 64 and SAMPLE.itemsize == 32
 
 
 def fnv1a64(name: str) -> int:

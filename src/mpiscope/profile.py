@@ -56,6 +56,9 @@ class Profile:
         members: fmt.MEMBER records: the communicators (world and self left
             out) each answering rank was a member of at the snapshot (partial
             profiles only).
+        samples: fmt.SAMPLE records (MPISCOPE_SAMPLE, full mode): samples per
+            (rank, thread, address) outside MPI, per wrapped MPI function inside it,
+            and each thread's "other" row; ``sample_hz`` is the rate (docs/sampling.md).
     """
 
     path: str
@@ -79,6 +82,7 @@ class Profile:
     modules: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.MODULE))
     callsites: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.CALLSITE))
     members: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.MEMBER))
+    samples: np.ndarray = field(default_factory=lambda: np.zeros(0, fmt.SAMPLE))
 
     @property
     def functions(self) -> list[str]:
@@ -119,6 +123,15 @@ class Profile:
             return Timeline(values=None, stats=stats, **common)
         return Timeline(values=self.timeline.reshape(self.nranks, len(rows), nb), stats=None,
                         **common)
+
+    @property
+    def sample_hz(self) -> float | None:
+        """META "samples" "hz": samples per second of a thread's CPU time; None if the run
+        was not sampled (or the rate is unusable)."""
+        info = self.meta.get("samples")
+        hz = info.get("hz") if isinstance(info, dict) else None
+        return float(hz) if isinstance(hz, (int, float)) and not isinstance(hz, bool) and hz > 0 \
+            else None
 
     @property
     def callsite_defs(self) -> dict[int, tuple[int, list[tuple[int, int]]]]:

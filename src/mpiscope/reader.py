@@ -27,7 +27,8 @@ _SECTION_NAMES = {fmt.SEC_META: "META", fmt.SEC_RANKS: "RANKS", fmt.SEC_FUNCS: "
                   fmt.SEC_NODES: "NODES", fmt.SEC_SUMMARY: "SUMMARY", fmt.SEC_INFLIGHT: "INFLIGHT",
                   fmt.SEC_COMMS: "COMMS", fmt.SEC_ENV: "ENV", fmt.SEC_MPIT: "MPIT",
                   fmt.SEC_TIMELINE: "TIMELINE", fmt.SEC_MODULES: "MODULES",
-                  fmt.SEC_CALLSITES: "CALLSITES", fmt.SEC_MEMBERS: "MEMBERS"}
+                  fmt.SEC_CALLSITES: "CALLSITES", fmt.SEC_MEMBERS: "MEMBERS",
+                  fmt.SEC_SAMPLES: "SAMPLES"}
 
 _MODES = {fmt.MODE_FULL: "full", fmt.MODE_SUMMARY: "summary"}
 
@@ -38,7 +39,8 @@ _REQUIRED = {"full": (fmt.SEC_META, fmt.SEC_RANKS), "summary": (fmt.SEC_META, fm
 MAX_RANKS = 2**31 - 1
 
 # Per-rank sections whose `rank` field must be < nranks.
-_RANKED = ("funcs", "hist", "peers", "regions", "inflight", "comms", "env", "callsites", "members")
+_RANKED = ("funcs", "hist", "peers", "regions", "inflight", "comms", "env", "callsites", "members",
+           "samples")
 
 
 def read(path: str | os.PathLike) -> Profile:
@@ -187,7 +189,8 @@ def _parse(name: str, buf) -> Profile:
                    inflight=section(fmt.SEC_INFLIGHT), comms=section(fmt.SEC_COMMS),
                    env=section(fmt.SEC_ENV), mpit=section(fmt.SEC_MPIT),
                    timeline=section(fmt.SEC_TIMELINE), modules=section(fmt.SEC_MODULES),
-                   callsites=section(fmt.SEC_CALLSITES), members=section(fmt.SEC_MEMBERS))
+                   callsites=section(fmt.SEC_CALLSITES), members=section(fmt.SEC_MEMBERS),
+                   samples=section(fmt.SEC_SAMPLES))
     _check_indices(prof, corrupt)
     _check_finite(prof, corrupt)
     return prof
@@ -233,6 +236,10 @@ def _check_indices(prof: Profile, corrupt) -> None:
         if len(arr) and int(arr["func"].max()) >= nfunc:
             raise corrupt(f"{sec.upper()} names function {int(arr['func'].max())}, "
                           f"META lists {nfunc}")
+    if len(prof.samples):
+        f = prof.samples["func"][prof.samples["func"] < fmt.SAMPLE_MPI_LAYER]
+        if len(f) and int(f.max()) >= nfunc:
+            raise corrupt(f"SAMPLES names function {int(f.max())}, META lists {nfunc}")
     if len(prof.inflight):
         f = prof.inflight["func"][prof.inflight["func"] != fmt.NOT_IN_MPI]
         if len(f) and int(f.max()) >= nfunc:

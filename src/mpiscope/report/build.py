@@ -17,6 +17,7 @@ from .pop import pop_section
 from .snapshot import snapshot_section
 from .by_comm import comm_table
 from .callsites import DEFAULT_TOP, callsite_section
+from .samples import samples_section
 from .environment import environment_section
 from .functions import function_table, summary_function_table
 from .imbalance import rank_stats, sparse_rank_stats, summary_stats
@@ -97,6 +98,7 @@ def build_report(prof: Profile, ppn: int | None = None, top: int = 10,
         "summary": summary,
         "functions": functions,
         "callsites": callsite_section(prof, mpi_total, callsites, symbolizer),
+        "samples": samples_section(prof, sym=symbolizer),
         "histogram": comm.histogram(hist, names),
         "p2p": _p2p(prof, ppn),
         "top_pairs": [] if prof.is_summary else comm.top_pairs(

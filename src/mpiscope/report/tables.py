@@ -162,6 +162,36 @@ def callsites_table(cs: dict) -> Table:
     return t
 
 
+def samples_table(sm: dict) -> Table:
+    """Compute by function (sampled): share of the compute samples with its standard
+    error, estimated CPU time per rank."""
+    from .samples import where
+    rows = sm["functions"] if sm["top"] is None else sm["functions"][:sm["top"]]
+    more = "" if len(rows) == len(sm["functions"]) else \
+        f", top {len(rows)} of {len(sm['functions'])}; report --json lists every one"
+    t = _table(f"Compute by function (sampled at {sm['hz']:g} Hz; estimated CPU seconds per "
+               f"rank{more})", "Function", "Where", "% compute", "±", "samples", "avg/rank",
+               "min/rank", "max/rank", "minPE", "maxPE", "imb.", left=2)
+    for r in rows:
+        s = r["time_per_rank"]
+        t.add_row(r["function"], where(r), fmt_pct(100 * r["share"]), fmt_pct(100 * r["share_se"]),
+                  fmt_count(r["samples"]), fmt_time(s["avg"]), fmt_time(s["min"]),
+                  fmt_time(s["max"]), fmt_pe(s["min_pe"]), fmt_pe(s["max_pe"]),
+                  fmt_pct(s["imbalance_pct"]))
+    return t
+
+
+def samples_lines(sm: dict) -> list[str]:
+    lines = []
+    if sm["mpi"]:
+        total = sm["samples"] or 1
+        parts = ", ".join(f"{m['function']} {fmt_pct(100 * m['samples'] / total)}"
+                          for m in sm["mpi"][:5])
+        lines.append(f"Samples in MPI: {fmt_pct(100 * sm['mpi_samples'] / total)} of all "
+                     f"({parts})")
+    return lines + [f"Samples: {n}" for n in sm["notes"]]
+
+
 def callsite_frame_text(frame: dict) -> str:
     """A calling frame: file:line (function), or module+offset."""
     import os
@@ -476,6 +506,11 @@ def render(rep: dict, console: Console, by_comm: bool = False) -> None:
     if cs and cs["rows"]:
         console.print(callsites_table(cs))
     for line in callsite_lines(cs) if cs else ():
+        console.print(line, style="dim", highlight=False)
+    sm = rep.get("samples")
+    if sm and sm["functions"]:
+        console.print(samples_table(sm))
+    for line in samples_lines(sm) if sm and sm["hz"] else ():
         console.print(line, style="dim", highlight=False)
     if by_comm:
         if rep.get("communicators"):

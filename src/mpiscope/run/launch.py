@@ -52,8 +52,30 @@ def _prepend_preload(lib: str, current: str | None) -> str:
     return ":".join([lib, *kept])
 
 
+DEFAULT_SAMPLE_HZ = 100
+
+
+def sample_hz(value: str | None, command: list[str]) -> tuple[int | None, list[str]]:
+    """--sample's rate and the command: ``--sample`` alone means DEFAULT_SAMPLE_HZ, and a
+    word after it that is not a number is the command's first word, not a rate."""
+    if value is None:
+        return None, command
+    if value == "--":
+        return DEFAULT_SAMPLE_HZ, command
+    try:
+        hz = int(value)
+    except ValueError:
+        if value.startswith("-") or value.replace(".", "", 1).isdigit():
+            raise UserError(f"--sample takes a whole number of Hz (1 to 10000), not {value!r}") \
+                from None
+        return DEFAULT_SAMPLE_HZ, [value, *command]
+    if not 1 <= hz <= 10000:
+        raise UserError(f"--sample takes a whole number of Hz (1 to 10000), not {value!r}")
+    return hz, command
+
+
 def run_environment(lib: str, base: dict, mode: str | None, sync: bool,
-                    outdir: str, mpit: bool = False) -> dict:
+                    outdir: str, mpit: bool = False, sample: int | None = None) -> dict:
     """The environment of the launch: base + LD_PRELOAD + the MPISCOPE_* settings."""
     env = dict(base)
     env["LD_PRELOAD"] = _prepend_preload(lib, base.get("LD_PRELOAD"))
@@ -64,6 +86,8 @@ def run_environment(lib: str, base: dict, mode: str | None, sync: bool,
         env["MPISCOPE_SYNC"] = "1"
     if mpit:
         env["MPISCOPE_MPIT"] = "1"
+    if sample is not None:
+        env["MPISCOPE_SAMPLE"] = str(sample)
     return env
 
 
@@ -247,7 +271,8 @@ def _run_forwarding_signals(cmd: list[str], env: dict, name: str, kind: str) -> 
 
 def launch(argv: list[str], *, mode: str | None = None, sync: bool = False, mpit: bool = False,
            outdir: str | None = None, mpi: str | None = None, order: str | None = None,
-           base_env: dict | None = None, parent_pid: int | None = None) -> int:
+           base_env: dict | None = None, parent_pid: int | None = None,
+           sample: int | None = None) -> int:
     """Run ``argv`` under the runtime; return its exit code (128 + signal if killed).
 
     ``parent_pid``: end the run as on SIGTERM when that process (our parent,
@@ -271,7 +296,7 @@ def launch(argv: list[str], *, mode: str | None = None, sync: bool = False, mpit
     lib = str(native.runtime_library(impl))
     out = Path(outdir or base.get("MPISCOPE_DIR") or os.getcwd()).resolve()
     _usable_dir(out)
-    env = run_environment(lib, base, mode, sync, str(out), mpit)
+    env = run_environment(lib, base, mode, sync, str(out), mpit, sample)
     # the user's own launch, for the next commands diagnose suggests (docs/diagnose.md)
     env["MPISCOPE_LAUNCH"] = shlex.join(argv)
     # The order's host/rank files live only as long as the run (the launcher reads
@@ -320,6 +345,12 @@ def register(app: typer.Typer) -> None:
         sync: bool = typer.Option(False, "--sync",
                                   help="Time a barrier before each collective and report it "
                                        "as collective sync time (MPISCOPE_SYNC=1)."),
+        sample: Optional[str] = typer.Option(None, "--sample", is_flag=False,
+                                             flag_value=str(DEFAULT_SAMPLE_HZ), metavar="[=HZ]",
+                                             help="Sample each thread that calls MPI at HZ per "
+                                                  "second of its CPU time (default 100; "
+                                                  "MPISCOPE_SAMPLE): the report's 'Compute by "
+                                                  "function (sampled)' (docs/sampling.md)."),
         mpit: bool = typer.Option(False, "--mpit",
                                   help="Record the MPI library's queue variables through "
                                        "MPI_T (MPISCOPE_MPIT=1; Open MPI has them, MPICH "
@@ -346,6 +377,7 @@ def register(app: typer.Typer) -> None:
             raise UserError(f"--mpi must be one of {', '.join(native.IMPLS)}, not {mpi!r}")
         if command and command[0] == "--":
             command = command[1:]
+        hz, command = sample_hz(sample, list(command))
         rc = launch(list(command), mode=mode, sync=sync, mpit=mpit, outdir=outdir, mpi=mpi,
-                    order=order, parent_pid=parent_pid)
+                    order=order, parent_pid=parent_pid, sample=hz)
         raise typer.Exit(rc)

@@ -1,0 +1,37 @@
+/*
+ * sampling.h - sampled compute (sampling.c, docs/sampling.md): per-thread
+ * CPU-time timers whose signal records the interrupted program counter, or
+ * the MPI function the thread is in; written as SAMPLES (kind 16).
+ */
+#ifndef MPISCOPE_SAMPLING_H
+#define MPISCOPE_SAMPLING_H
+
+#include <stdint.h>
+
+#include "mpiscope.h"
+
+#pragma GCC visibility push(hidden)
+
+void mpiscope_samples_init(void);                     /* life_start, after the settings */
+int mpiscope_samples_enabled(void);                   /* MPISCOPE_SAMPLE > 0 on this rank */
+int mpiscope_samples_thread_init(mpiscope_thread_t *t);   /* a new table: its sample table; 0 if no memory */
+void mpiscope_samples_thread_start(mpiscope_thread_t *t); /* on the thread itself: its timer */
+void mpiscope_samples_thread_stop(mpiscope_thread_t *t);  /* on the thread itself, as it exits */
+void mpiscope_samples_stop(void);                     /* MPI_Finalize entry: every timer deleted */
+
+typedef struct {
+    mpiscope_sample_t *recs;     /* this rank's SAMPLES records (module: MODULES key) */
+    int32_t *module;             /* [nrecs] modules.c index of each record, -1 none */
+    uint32_t nrecs;
+    uint64_t total;              /* samples on this rank, every thread */
+} mpiscope_samples_out_t;
+
+/* This rank's records: the top MPISCOPE_SAMPLE_MAX (thread, address) rows by
+ * samples, the rest summed into one "other" row per thread (no MPI call). */
+uint32_t mpiscope_samples_prepare(mpiscope_final_t *f, mpiscope_samples_out_t *o);
+void mpiscope_samples_meta(mpiscope_buf_t *meta);     /* rank 0: + META "samples" */
+void mpiscope_samples_out_free(mpiscope_samples_out_t *o);
+
+#pragma GCC visibility pop
+
+#endif

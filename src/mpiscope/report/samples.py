@@ -1,0 +1,197 @@
+"""Compute by function (sampled): CrayPat's sampling experiment in the report's layout.
+
+The runtime (MPISCOPE_SAMPLE, docs/sampling.md) counts, per thread, the program counters
+its CPU-time timer interrupted outside MPI as (module, offset), and per wrapped MPI
+function the samples taken inside one. Here the addresses are symbolized with the call
+sites' symbolizer (mpiscope.symbols: the same modules, the same rules) and grouped by the
+function the user wrote (an inlined system-header function counts where it was inlined).
+
+Each row: the function, its file and its most sampled line, its share of the compute
+samples with the standard error of that share, sqrt(p (1 - p) / n) for n compute
+samples (a binomial proportion: the samples are taken at a steady rate of CPU time, so
+they are a sample of where it went), and the estimated CPU time per rank (its samples /
+Hz) with min/max/avg, minPE/maxPE and CrayPat's imbalance. The schema is in
+docs/report.md ("samples").
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from .. import format as fmt
+from ..symbols import Symbolizer, user_frame
+from .callsites import modules_of, symbolizer_from_env
+from .imbalance import rank_stats
+
+DEFAULT_TOP = 20
+PER_RANK_FUNCTIONS = 8      # functions whose per-rank seconds the dict carries (HTML, diagnose)
+PER_RANK_MAX_RANKS = 65536  # ... up to this many ranks (beyond, only the stats)
+THREAD_ROWS_MAX = 1024      # per-thread rows of ranks sampled on more than one thread
+OTHER = "(other addresses: not kept, see MPISCOPE_SAMPLE_MAX)"
+UNKNOWN = "(in no loaded object)"
+LAYER = "(MPI library or wrapper code outside a recorded call)"
+
+
+def share_se(k: float, n: float) -> float:
+    """Standard error of the share k / n of n samples (a binomial proportion)."""
+    if n <= 0:
+        return 0.0
+    p = k / n
+    return math.sqrt(max(p * (1.0 - p), 0.0) / n)
+
+
+def _labels(prof, recs: np.ndarray, sym: Symbolizer) -> tuple[list[tuple], list[int | None], list]:
+    """Per compute record: its function's key (function, file, module path), the line it
+    resolved to, and the status of the modules involved."""
+    mods = modules_of(prof)
+    want: dict[int, set[int]] = {}
+    for key, off in zip(recs["module"].tolist(), recs["offset"].tolist()):
+        if key in mods:
+            want.setdefault(key, set()).add(int(off))
+    resolved = {key: sym.resolve(mods[key], offs) for key, offs in want.items()}
+    keys, lines = [], []
+    for key, off in zip(recs["module"].tolist(), recs["offset"].tolist()):
+        m = mods.get(key)
+        if m is None:
+            keys.append((UNKNOWN, None, None))
+            lines.append(None)
+            continue
+        uf = user_frame(resolved[key].get(int(off), ()))
+        if uf is not None and uf.function:
+            keys.append((uf.function, uf.file, m.path))
+            lines.append(uf.line)
+        else:
+            keys.append((f"({m.name}: no symbol)", None, m.path))
+            lines.append(None)
+    status = []
+    for key in sorted(want, key=lambda k: mods[k].path):
+        st = sym.module_status(mods[key])
+        status.append({"path": mods[key].path, "status": st.status, "note": st.note})
+    return keys, lines, status
+
+
+def samples_section(prof, top: int | None = DEFAULT_TOP, sym: Symbolizer | None = None) -> dict:
+    """The report's "samples" dict ("recorded": False when the run was not sampled)."""
+    hz = prof.sample_hz
+    out = {"recorded": hz is not None and not prof.is_summary and len(prof.samples) > 0,
+           "hz": hz, "top": top, "functions": [], "mpi": [], "threads": [], "per_rank": None,
+           "samples": 0, "compute_samples": 0, "mpi_samples": 0, "modules": [], "notes": []}
+    if hz is None:
+        return out
+    if prof.is_summary:
+        out["notes"].append("a summary-mode profile keeps no samples (docs/sampling.md)")
+        return out
+    s = prof.samples
+    if not len(s):
+        out["notes"].append("sampling was on but no thread ran long enough to be sampled")
+        return out
+    P = prof.nranks
+    period = 1.0 / hz
+    compute = s[(s["func"] == fmt.SAMPLE_COMPUTE) | (s["func"] == fmt.SAMPLE_OTHER)]
+    in_mpi = s[s["func"] < fmt.SAMPLE_MPI_LAYER]
+    layer = s[s["func"] == fmt.SAMPLE_MPI_LAYER]
+    sym = sym or symbolizer_from_env()
+    keys, lines, out["modules"] = _labels(prof, compute, sym)
+    for i, f in enumerate(compute["func"].tolist()):
+        if f == fmt.SAMPLE_OTHER:
+            keys[i], lines[i] = (OTHER, None, None), None
+    index: dict[tuple, int] = {}
+    idx = np.array([index.setdefault(k, len(index)) for k in keys], dtype=np.int64)
+    nf = len(index)
+    counts = compute["samples"].astype(np.float64)
+    per_rank = np.zeros((nf, P))
+    np.add.at(per_rank, (idx, compute["rank"].astype(np.int64)), counts)
+    n = float(counts.sum())
+    out["samples"] = int(s["samples"].sum())
+    out["compute_samples"] = int(n)
+    out["mpi_samples"] = int(in_mpi["samples"].sum() + layer["samples"].sum())
+    names = list(index)
+    rows = []
+    for g, (func, file, module) in enumerate(names):
+        k = float(per_rank[g].sum())
+        mine = idx == g
+        hot = None
+        by_line: dict[int, float] = {}
+        for ln, c in zip((lines[i] for i in np.flatnonzero(mine)), counts[mine]):
+            if ln:
+                by_line[ln] = by_line.get(ln, 0.0) + c
+        if by_line:
+            hot = max(by_line, key=lambda ln: (by_line[ln], -ln))
+        st = rank_stats(per_rank[g] * period)
+        rows.append({"function": func, "file": file, "line": hot, "module": module,
+                     "samples": int(k), "share": k / n if n else 0.0,
+                     "share_se": share_se(k, n), "time_per_rank": st,
+                     "imbalance_time": st["max"] - st["avg"], "_g": g})
+    rows.sort(key=lambda r: (-r["samples"], r["function"]))
+    for i, r in enumerate(rows, start=1):
+        r["rank_by_samples"] = i
+    if P <= PER_RANK_MAX_RANKS:
+        shown = rows[:PER_RANK_FUNCTIONS]
+        rest = per_rank.sum(axis=0) - sum(per_rank[r["_g"]] for r in shown) if shown else \
+            per_rank.sum(axis=0)
+        out["per_rank"] = {"functions": [r["function"] for r in shown] + ["(rest)"],
+                           "seconds": [(per_rank[r["_g"]] * period).tolist() for r in shown]
+                           + [(np.maximum(rest, 0.0) * period).tolist()]}
+    out["threads"] = _threads(compute, idx, names, P, period)
+    for r in rows:
+        del r["_g"]
+    out["functions"] = rows
+    mpi_names = prof.functions
+    mpi_counts = np.bincount(in_mpi["func"].astype(np.int64), weights=in_mpi["samples"],
+                             minlength=len(mpi_names)) if len(in_mpi) else np.zeros(0)
+    total = float(out["samples"])
+    out["mpi"] = sorted(({"function": mpi_names[f], "samples": int(c),
+                          "share_of_samples": c / total if total else 0.0,
+                          "share_se": share_se(float(c), total)}
+                         for f, c in enumerate(mpi_counts.tolist()) if c),
+                        key=lambda r: (-r["samples"], r["function"]))
+    if len(layer):
+        c = float(layer["samples"].sum())
+        out["mpi"].append({"function": LAYER, "samples": int(c),
+                           "share_of_samples": c / total if total else 0.0,
+                           "share_se": share_se(c, total)})
+    out["notes"] += [m["note"] for m in out["modules"] if m["status"] != "ok"]
+    out["notes"].append(
+        f"{out['samples']:,} samples at {hz:g} Hz of each thread's CPU time "
+        f"({out['compute_samples']:,} outside MPI): a share p of n samples has a standard "
+        f"error of sqrt(p(1-p)/n) (the ± column); estimated time = samples / {hz:g} Hz, "
+        f"CPU time, summed over a rank's threads")
+    out["notes"].append("only threads that call MPI are sampled (each from its first MPI call); "
+                        "docs/sampling.md")
+    return out
+
+
+def _threads(compute: np.ndarray, idx: np.ndarray, names: list[tuple], P: int,
+             period: float) -> list[dict]:
+    """Per (rank, thread) of the ranks sampled on more than one thread: its compute seconds
+    and its three most sampled functions."""
+    if not len(compute):
+        return []
+    ranks = compute["rank"].astype(np.int64)
+    threads = compute["thread"].astype(np.int64)
+    multi = [r for r in np.unique(ranks).tolist()
+             if len(np.unique(threads[ranks == r])) > 1]
+    out = []
+    for r in multi:
+        for t in np.unique(threads[ranks == r]).tolist():
+            mine = (ranks == r) & (threads == t)
+            by_f = np.bincount(idx[mine], weights=compute["samples"][mine], minlength=len(names))
+            topf = np.argsort(-by_f, kind="stable")[:3]
+            out.append({"rank": r, "thread": t, "seconds": float(by_f.sum()) * period,
+                        "functions": [{"function": names[g][0], "seconds": float(by_f[g]) * period}
+                                      for g in topf if by_f[g] > 0]})
+            if len(out) >= THREAD_ROWS_MAX:
+                return out
+    return out
+
+
+def where(row: dict) -> str:
+    """file:line of a row (its most sampled line), else the module's name, else "?"."""
+    if row["file"]:
+        return os.path.basename(row["file"]) + (f":{row['line']}" if row["line"] else "")
+    if row["module"]:
+        return os.path.basename(row["module"])
+    return "?"

@@ -1,0 +1,204 @@
+"""Sampled compute (MPISCOPE_SAMPLE, docs/sampling.md) on real runs, both MPIs.
+
+One run per program and MPI, shared by every assertion (module-scoped fixtures):
+- cost.c: light_kernel and heavy_kernel of known 3:1 cost (the same loop, 3x the trips);
+  rank 1 runs heavy_kernel twice as long. Rank 0's shares must be 1/4 and 3/4 within
+  their stated standard error (4 sigma), rank 1 carries heavy_kernel's imbalance, the
+  samples taken in MPI_Allreduce are MPI, never MPI-library code counted as compute,
+  and the MPI counts are exact.
+- blocked.c: read, nanosleep and poll between bursts of compute: the same output and
+  exit code with and without sampling, and the same MPI counts as the unsampled run.
+- omp.c: one rank, two OpenMP threads calling MPI; the thread running 3x the work has
+  about 3x the samples.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mpitest
+from mpiscope import format as fmt
+from mpiscope.report.build import build_report
+from mpiscope.symbols import Symbolizer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "callsites"))
+from sitebuild import compile_program, run_profile  # noqa: E402
+
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+HZ = 250          # above the default so that ~1 s of CPU gives enough samples
+STEPS, N = 20, 3_000_000
+SIGMAS = 4.0
+
+
+@pytest.fixture(scope="module", params=mpitest.impls())
+def mpi_impl(request):
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def cost(mpi_impl, tmp_path_factory):
+    impl = mpi_impl
+    tmp = tmp_path_factory.mktemp(f"cost-{impl}")
+    exe = compile_program(impl, "c", [PROGRAMS / "cost.c"], tmp / "cost", "-O1")
+    prof, out = run_profile(impl, [str(exe), str(N), str(STEPS), "1", "2"], tmp,
+                            env={"MPISCOPE_SAMPLE": str(HZ)})
+    rep = build_report(prof, symbolizer=Symbolizer(use_cache=False))
+    return prof, out, rep
+
+
+def _rank_samples(rep, rank: int) -> dict[str, float]:
+    sm = rep["samples"]
+    i = sm["per_rank"]["functions"]
+    return {f: sm["per_rank"]["seconds"][k][rank] * sm["hz"] for k, f in enumerate(i)}
+
+
+def test_shares_of_known_cost(cost):
+    prof, out, rep = cost
+    sm = rep["samples"]
+    assert sm["recorded"] and sm["hz"] == HZ
+    rows = {r["function"]: r for r in sm["functions"]}
+    assert {"heavy_kernel", "light_kernel"} <= set(rows), list(rows)
+    for name in ("heavy_kernel", "light_kernel"):
+        r = rows[name]
+        assert Path(r["file"]).name == "cost.c" and r["line"], r
+        assert r["share_se"] > 0
+    # rank 0: heavy / (heavy + light) is 3/4 within its standard error
+    mine = _rank_samples(rep, 0)
+    h, l = mine["heavy_kernel"], mine["light_kernel"]
+    n = h + l
+    p = h / n
+    se = np.sqrt(0.75 * 0.25 / n)
+    assert n >= 100, mine
+    assert abs(p - 0.75) < SIGMAS * se + 0.02, (p, se, mine)
+    # rank 1 ran heavy_kernel twice as long: 6:1
+    r1 = _rank_samples(rep, 1)
+    p1 = r1["heavy_kernel"] / (r1["heavy_kernel"] + r1["light_kernel"])
+    se1 = np.sqrt((6 / 7) * (1 / 7) / (r1["heavy_kernel"] + r1["light_kernel"]))
+    assert abs(p1 - 6 / 7) < SIGMAS * se1 + 0.02, (p1, r1)
+    # the report's whole-job share and its stated error agree with the records
+    total = sum(r["samples"] for r in sm["functions"])
+    assert total == sm["compute_samples"]
+    hv = rows["heavy_kernel"]
+    assert hv["share"] == pytest.approx(hv["samples"] / total)
+    assert hv["share_se"] == pytest.approx(np.sqrt(hv["share"] * (1 - hv["share"]) / total))
+
+
+def test_imbalance_names_the_rank_and_function(cost):
+    prof, out, rep = cost
+    rows = {r["function"]: r for r in rep["samples"]["functions"]}
+    hv = rows["heavy_kernel"]["time_per_rank"]
+    assert hv["max_pe"] == 1 and hv["min_pe"] == 0
+    assert hv["max"] > 1.5 * hv["min"]
+    lt = rows["light_kernel"]["time_per_rank"]
+    assert rows["heavy_kernel"]["imbalance_time"] > 3 * abs(lt["max"] - lt["avg"])
+    # time estimates: samples / Hz of CPU time, near what the loop took
+    assert hv["max"] == pytest.approx(_rank_samples(rep, 1)["heavy_kernel"] / HZ)
+
+
+def test_samples_in_mpi_are_mpi(cost):
+    prof, out, rep = cost
+    s = prof.samples
+    names = prof.functions
+    in_mpi = s[s["func"] < fmt.SAMPLE_MPI_LAYER]
+    # rank 0 waits in MPI_Allreduce for rank 1 (busy-polling): samples there, as MPI
+    r0 = in_mpi[in_mpi["rank"] == 0]
+    assert {names[f] for f in r0["func"].tolist()} <= {"MPI_Allreduce", "MPI_Finalize",
+                                                        "MPI_Comm_rank", "MPI_Init"}
+    assert int(r0["samples"][np.array([names[f] == "MPI_Allreduce" for f in r0["func"]])].sum()) > 10
+    assert rep["samples"]["mpi"][0]["function"] == "MPI_Allreduce"
+    # no compute row is in the MPI library or mpiscope's own code
+    for r in rep["samples"]["functions"]:
+        mod = Path(r["module"] or "").name
+        assert not mod.startswith(("libmpi", "libmpiscope", "libopen-", "libucp", "libuct",
+                                   "libucs", "libpmix", "libfabric")), r
+    # MPI counts exact: sampling changed nothing the program did
+    f = prof.funcs
+    calls = {names[k]: int(f["calls"][f["func"] == k].sum()) for k in np.unique(f["func"])}
+    assert calls["MPI_Allreduce"] == STEPS * prof.nranks
+    assert "steps 20 sum 2" in out
+    # bounded: one record per (rank, thread, address) kept, 32 bytes each
+    assert len(s) <= prof.nranks * (int(prof.meta["samples"]["max_records"]) + 1)
+
+
+def test_report_views(cost, tmp_path):
+    prof, out, rep = cost
+    from mpiscope.report.tables import samples_lines, samples_table
+    from mpiscope.textout import json_safe
+    doc = json.loads(json.dumps(json_safe(rep)))
+    assert doc["samples"]["functions"][0]["function"] == "heavy_kernel"
+    assert samples_table(rep["samples"]).row_count >= 2
+    assert any("standard error" in line for line in samples_lines(rep["samples"]))
+
+
+@pytest.fixture(scope="module")
+def blocked(mpi_impl, tmp_path_factory):
+    impl = mpi_impl
+    tmp = tmp_path_factory.mktemp(f"blocked-{impl}")
+    exe = compile_program(impl, "c", [PROGRAMS / "blocked.c"], tmp / "blocked", "-O1", "-pthread")
+    runs = {}
+    for hz in ("0", "1000"):
+        d = tmp / f"hz{hz}"
+        d.mkdir()
+        runs[hz] = _run_rc(impl, [str(exe), "20000000"], d, {"MPISCOPE_SAMPLE": hz})
+    return runs
+
+
+def _run_rc(impl, argv, tmp, env):
+    """Like run_profile, but the program's non-zero exit code is expected: (profile, stdout, rc)."""
+    from mpiscope import native, read
+    env = {"LD_PRELOAD": str(native.runtime_library(impl)), "MPISCOPE_DIR": str(tmp),
+           "MPISCOPE_QUIET": "1", **env}
+    if impl == "openmpi":
+        cmd = ["mpirun.openmpi", "--oversubscribe", "--bind-to", "none",
+               *[a for k in env for a in ("-x", k)], "-n", "2", *argv]
+    else:
+        cmd = ["mpirun.mpich", *[a for k, v in env.items() for a in ("-env", k, v)], "-n", "2", *argv]
+    proc = mpitest.run(cmd, cwd=tmp, env=env, timeout=240, check=False)
+    [path] = list(tmp.glob("*.mpiscope"))
+    return read(path), proc.stdout, proc.returncode
+
+
+def test_blocking_calls_unchanged(blocked):
+    (p0, out0, rc0), (p1, out1, rc1) = blocked["0"], blocked["1000"]
+    lines = sorted(line for line in out1.splitlines() if line.startswith("rank "))
+    assert lines == sorted(line for line in out0.splitlines() if line.startswith("rank "))
+    assert len(lines) == 4 and all("read 6 errno 0 sleep 0 errno 0 poll 0 errno 0" in x
+                                   for x in lines), lines
+    assert rc1 == rc0 != 0
+    assert p1.sample_hz == 1000 and len(p1.samples) and p0.sample_hz is None
+    assert not len(p0.samples)
+    # the MPI counts of the sampled run equal the unsampled run's
+    key = ["rank", "func", "region"]
+    a = np.sort(p0.funcs[key + ["calls"]], order=key)
+    b = np.sort(p1.funcs[key + ["calls"]], order=key)
+    assert (a == b).all()
+
+
+@pytest.fixture(scope="module")
+def omp(mpi_impl, tmp_path_factory):
+    impl = mpi_impl
+    tmp = tmp_path_factory.mktemp(f"omp-{impl}")
+    exe = compile_program(impl, "c", [PROGRAMS / "omp.c"], tmp / "omp", "-O1", "-fopenmp")
+    prof, out = run_profile(impl, [str(exe), "150000000"], tmp, n=1,
+                            env={"MPISCOPE_SAMPLE": str(HZ), "OMP_NUM_THREADS": "2",
+                                 "OMP_WAIT_POLICY": "passive"})
+    return prof, out, build_report(prof, symbolizer=Symbolizer(use_cache=False))
+
+
+def test_openmp_threads_sampled(omp):
+    prof, out, rep = omp
+    assert "provided 1" in out
+    threads = rep["samples"]["threads"]
+    assert len(threads) == 2, threads
+    by = {t["thread"]: {f["function"]: f["seconds"] for f in t["functions"]} for t in threads}
+    heavy = [t for t, fs in by.items() if "heavy_kernel" in fs]
+    light = [t for t, fs in by.items() if "light_kernel" in fs]
+    assert len(heavy) == 1 and len(light) == 1 and heavy != light, by
+    h, l = by[heavy[0]]["heavy_kernel"] * HZ, by[light[0]]["light_kernel"] * HZ
+    p = h / (h + l)
+    assert abs(p - 0.75) < SIGMAS * np.sqrt(0.75 * 0.25 / (h + l)) + 0.03, (h, l)
