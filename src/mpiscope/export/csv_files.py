@@ -5,8 +5,9 @@ one file each.
     peers = pandas.read_csv("app.123.peers.csv") # rank, peer, messages, bytes
     tl = pandas.read_csv("app.123.timeline.csv") # rank, t_start, t_end, class, seconds
     sites = pandas.read_csv("app.123.callsites.csv")  # rank, function, site, location, ...
+    samp = pandas.read_csv("app.123.samples.csv")   # rank, thread, function, file, in_mpi, ...
 
-The timeline and call sites files are written when the profile has them.
+The timeline, call sites and samples files are written when the profile has them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..profile import Profile
-from .frames import callsites_frame, functions_frame, peers_frame, timeline_frame
+from .frames import callsites_frame, functions_frame, peers_frame, samples_frame, timeline_frame
 
 
 def beside(path: Path, what: str) -> Path:
@@ -35,9 +36,13 @@ def callsites_path(path: Path) -> Path:
     return beside(path, "callsites")
 
 
+def samples_path(path: Path) -> Path:
+    return beside(path, "samples")
+
+
 def outputs(path: Path) -> list[Path]:
     """Every file the export may write (checked before anything is written)."""
-    return [path, peers_path(path), timeline_path(path), callsites_path(path)]
+    return [path, peers_path(path), timeline_path(path), callsites_path(path), samples_path(path)]
 
 
 def write(prof: Profile, path: Path) -> list[Path]:
@@ -52,4 +57,7 @@ def write(prof: Profile, path: Path) -> list[Path]:
     if "callsites" in prof.meta:
         callsites_frame(prof).to_csv(callsites_path(path), index=False)
         written.append(callsites_path(path))
+    if prof.sample_hz is not None and len(prof.samples):
+        samples_frame(prof).to_csv(samples_path(path), index=False)
+        written.append(samples_path(path))
     return written

@@ -257,6 +257,29 @@ def callsites_frame(prof: Profile):
         "time_min": c["time_min"], "time_max": c["time_max"]})
 
 
+def samples_frame(prof: Profile):
+    """Sampled compute (docs/sampling.md): one row per (rank, thread, function): rank,
+    thread, function (the sampled function symbolized, or the MPI function the samples
+    were taken in), file, in_mpi, samples, seconds (samples / Hz of the thread's CPU
+    time). Empty for a profile without samples."""
+    import pandas as pd
+
+    from ..report.samples import record_labels
+
+    _need_full(prof, "samples")
+    s = prof.samples
+    hz = prof.sample_hz or 1.0
+    names, files, mpi = record_labels(prof) if len(s) else ([], [], [])
+    df = pd.DataFrame({"rank": s["rank"].astype(np.int64), "thread": s["thread"].astype(np.int64),
+                       "function": np.array(names, dtype=object),
+                       "file": np.array([f or "" for f in files], dtype=object),
+                       "in_mpi": np.array(mpi, dtype=bool), "samples": s["samples"].astype(np.int64)})
+    out = df.groupby(["rank", "thread", "function", "file", "in_mpi"], as_index=False,
+                     sort=True)["samples"].sum()
+    out["seconds"] = out["samples"] / hz
+    return out
+
+
 _BUILDERS = {"ranks": ranks_frame, "functions": functions_frame, "peers": peers_frame,
              "hist": hist_frame, "regions": regions_frame, "summary": summary_frame,
              "mpit": mpit_frame, "env": env_frame, "timeline": timeline_frame,

@@ -73,6 +73,28 @@ def _labels(prof, recs: np.ndarray, sym: Symbolizer) -> tuple[list[tuple], list[
     return keys, lines, status
 
 
+def record_labels(prof, sym: Symbolizer | None = None) -> tuple[list[str], list, list[bool]]:
+    """Per SAMPLES record: the function it counts for (the sampled function, or the MPI
+    function, or OTHER / LAYER), its file (None in MPI) and whether it is MPI time."""
+    s = prof.samples
+    func = s["func"]
+    comp = (func == fmt.SAMPLE_COMPUTE)
+    keys, _, _ = _labels(prof, s[comp], sym or symbolizer_from_env()) if comp.any() else ([], [], [])
+    it = iter(keys)
+    names, files, mpi = [], [], []
+    for f in func.tolist():
+        if f == fmt.SAMPLE_COMPUTE:
+            k = next(it)
+            names.append(k[0])
+            files.append(k[1])
+        else:
+            names.append(OTHER if f == fmt.SAMPLE_OTHER else LAYER if f == fmt.SAMPLE_MPI_LAYER
+                         else prof.functions[f])
+            files.append(None)
+        mpi.append(f != fmt.SAMPLE_COMPUTE and f != fmt.SAMPLE_OTHER)
+    return names, files, mpi
+
+
 def samples_section(prof, top: int | None = DEFAULT_TOP, sym: Symbolizer | None = None) -> dict:
     """The report's "samples" dict ("recorded": False when the run was not sampled)."""
     hz = prof.sample_hz

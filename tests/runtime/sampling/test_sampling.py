@@ -2,7 +2,7 @@
 
 One run per program and MPI, shared by every assertion (module-scoped fixtures):
 - cost.c: light_kernel and heavy_kernel of known 3:1 cost (the same loop, 3x the trips);
-  rank 1 runs heavy_kernel twice as long. Rank 0's shares must be 1/4 and 3/4 within
+  rank 1 runs heavy_kernel three times as long (diagnose names it). Rank 0's shares must be 1/4 and 3/4 within
   their stated standard error (4 sigma), rank 1 carries heavy_kernel's imbalance, the
   samples taken in MPI_Allreduce are MPI, never MPI-library code counted as compute,
   and the MPI counts are exact.
@@ -45,7 +45,7 @@ def cost(mpi_impl, tmp_path_factory):
     impl = mpi_impl
     tmp = tmp_path_factory.mktemp(f"cost-{impl}")
     exe = compile_program(impl, "c", [PROGRAMS / "cost.c"], tmp / "cost", "-O1")
-    prof, out = run_profile(impl, [str(exe), str(N), str(STEPS), "1", "2"], tmp,
+    prof, out = run_profile(impl, [str(exe), str(N), str(STEPS), "1", "3"], tmp,
                             env={"MPISCOPE_SAMPLE": str(HZ)})
     rep = build_report(prof, symbolizer=Symbolizer(use_cache=False))
     return prof, out, rep
@@ -75,11 +75,11 @@ def test_shares_of_known_cost(cost):
     se = np.sqrt(0.75 * 0.25 / n)
     assert n >= 100, mine
     assert abs(p - 0.75) < SIGMAS * se + 0.02, (p, se, mine)
-    # rank 1 ran heavy_kernel twice as long: 6:1
+    # rank 1 ran heavy_kernel three times as long: 9:1
     r1 = _rank_samples(rep, 1)
     p1 = r1["heavy_kernel"] / (r1["heavy_kernel"] + r1["light_kernel"])
-    se1 = np.sqrt((6 / 7) * (1 / 7) / (r1["heavy_kernel"] + r1["light_kernel"]))
-    assert abs(p1 - 6 / 7) < SIGMAS * se1 + 0.02, (p1, r1)
+    se1 = np.sqrt(0.9 * 0.1 / (r1["heavy_kernel"] + r1["light_kernel"]))
+    assert abs(p1 - 0.9) < SIGMAS * se1 + 0.02, (p1, r1)
     # the report's whole-job share and its stated error agree with the records
     total = sum(r["samples"] for r in sm["functions"])
     assert total == sm["compute_samples"]
@@ -98,6 +98,16 @@ def test_imbalance_names_the_rank_and_function(cost):
     assert rows["heavy_kernel"]["imbalance_time"] > 3 * abs(lt["max"] - lt["avg"])
     # time estimates: samples / Hz of CPU time, near what the loop took
     assert hv["max"] == pytest.approx(_rank_samples(rep, 1)["heavy_kernel"] / HZ)
+
+
+def test_diagnose_names_the_function(cost):
+    from mpiscope.diagnose import diagnose
+    prof, out, rep = cost
+    found = [f for f in diagnose(prof, rep)["findings"] if f["rule"] == "compute-imbalance"]
+    assert len(found) == 1, [f["rule"] for f in diagnose(prof, rep)["findings"]]
+    assert "rank 1 spends" in found[0]["title"] and "heavy_kernel (cost.c)" in found[0]["title"]
+    assert "light_kernel" not in found[0]["title"]
+    assert any("heavy_kernel" in e["label"] for e in found[0]["evidence"])
 
 
 def test_samples_in_mpi_are_mpi(cost):
@@ -125,6 +135,18 @@ def test_samples_in_mpi_are_mpi(cost):
     assert len(s) <= prof.nranks * (int(prof.meta["samples"]["max_records"]) + 1)
 
 
+def test_run_option():
+    from mpiscope.errors import UserError
+    from mpiscope.run.launch import sample_hz
+    assert sample_hz(None, ["mpirun"]) == (None, ["mpirun"])
+    assert sample_hz("--", ["mpirun"]) == (100, ["mpirun"])
+    assert sample_hz("mpirun", ["-n", "2"]) == (100, ["mpirun", "-n", "2"])
+    assert sample_hz("250", ["mpirun"]) == (250, ["mpirun"])
+    for bad in ("0", "20000", "-5", "2.5"):
+        with pytest.raises(UserError):
+            sample_hz(bad, ["mpirun"])
+
+
 def test_report_views(cost, tmp_path):
     prof, out, rep = cost
     from mpiscope.report.tables import samples_lines, samples_table
@@ -133,6 +155,16 @@ def test_report_views(cost, tmp_path):
     assert doc["samples"]["functions"][0]["function"] == "heavy_kernel"
     assert samples_table(rep["samples"]).row_count >= 2
     assert any("standard error" in line for line in samples_lines(rep["samples"]))
+    import pandas as pd
+    from mpiscope.export import csv_files
+    written = csv_files.write(prof, tmp_path / "x.csv")
+    assert tmp_path / "x.samples.csv" in written
+    df = pd.read_csv(tmp_path / "x.samples.csv")
+    heavy = df[df["function"] == "heavy_kernel"].set_index("rank")["samples"]
+    assert heavy[1] > heavy[0] and (df["file"][df["function"] == "heavy_kernel"] == Path(
+        rep["samples"]["functions"][0]["file"]).as_posix()).all()
+    assert df[~df["in_mpi"]]["samples"].sum() == rep["samples"]["compute_samples"]
+    assert df["samples"].sum() == rep["samples"]["samples"]
 
 
 @pytest.fixture(scope="module")

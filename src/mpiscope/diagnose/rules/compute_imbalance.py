@@ -10,6 +10,7 @@ import numpy as np
 
 from ...profile import Profile
 from ..common import MIN_COST_PCT, ev, finding, negative_useful, profile_arg, ranks_field, stat, worth
+from ..sampled import evidence as sampled_evidence, imbalance_functions, sentence
 from ..sites import site_evidence
 
 RULE = "compute-imbalance"
@@ -46,13 +47,16 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                 ev("compute imbalance (CrayPat)", comp["imbalance_pct"], "%")]
     evidence += site_evidence(rep, *(r["name"] for r in rep["functions"] if r["kind"] in ("wait", "coll")),
                               what="wait and collective")
+    carriers = imbalance_functions(rep, top - avg)     # a sampled run: in which functions
+    evidence += sampled_evidence(carriers)
+    named = "; " + ", ".join(sentence(f) for f in carriers) if carriers else ""
     worst = _worst_region(rep)
     command = None
     if worst is not None:
         evidence.append(ev(f"lowest region load balance: {worst['name']!r}",
                            100.0 * worst["load_balance"], "%"))
         command = f"mpiscope report --region {worst['name']} {profile_arg(prof)}"
-    return [finding(RULE, f"Compute load imbalance: {who} compute longer, the others wait",
+    return [finding(RULE, f"Compute load imbalance: {who} compute longer, the others wait{named}",
                     top - avg, rep, ranks, evidence,
                     "Give the slow ranks less work: split the domain by cost, not by grid "
                     "points (CM1's storm ranks in WRF on Blue Waters), or move work from the maxPE "
