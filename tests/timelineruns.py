@@ -86,7 +86,7 @@ P, NB, W = 4, 200, 0.01
 
 def planted(kind: str) -> np.ndarray:
     """Collective seconds [rank, bin] of a run of P ranks and NB bins of W seconds with a
-    known pattern: steady, bursts, drift, start, end or jitter."""
+    known pattern: steady, bursts, drift, start, end, lag or jitter."""
     rng = np.random.default_rng(1)
     coll = (0.05 + 0.02 * rng.random((P, NB))) * W
     j = np.arange(NB)
@@ -100,6 +100,9 @@ def planted(kind: str) -> np.ndarray:
         coll[1:, :40], coll[0, :40] = 0.95 * W, 0.0
     elif kind == "end":             # the last 0.3 s: rank 2 writes, the others wait
         coll[:, -30:], coll[2, -30:] = 0.9 * W, 0.01 * W
+    elif kind == "lag":             # steps of 5 bins, one call each: the last rank is late
+        on = j % 5 == 4             # at every step (a steady imbalance, no burst)
+        coll[:-1, on], coll[-1, on] = 0.95 * W, 0.01 * W
     elif kind == "jitter":          # 1 bin in 10 costs 0.7 of a bin more, at random
         coll[:, rng.random(NB) < 0.1] += 0.7 * W
     return coll
@@ -113,7 +116,8 @@ def planted_profile(tmp_path, kind: str, mode: str = "full"):
     ranks = np.zeros(P, fmt.RANK)
     ranks["rank"], ranks["wall"], ranks["mpi"], ranks["threads"] = np.arange(P), NB * W, \
         coll.sum(axis=1), 1
-    funcs = testing.records(fmt.FUNC, [dict(rank=r, func=0, calls=NB, time=coll[r].sum(),
+    calls = NB // 5 if kind == "lag" else NB      # "lag": one MPI_Allreduce per step
+    funcs = testing.records(fmt.FUNC, [dict(rank=r, func=0, calls=calls, time=coll[r].sum(),
                                             bytes_sent=8 * NB, bytes_recv=8 * NB)
                                        for r in range(P)])
     meta = testing.default_meta(["MPI_Allreduce"], ["coll"])

@@ -29,6 +29,16 @@ def test_steady_raises_no_timeline_finding(tmp_path, mode):
 
 
 @pytest.mark.parametrize("mode", ["full", "summary"])
+def test_wait_at_every_step_is_no_burst(tmp_path, mode):
+    """The last rank late at every step, the others waiting in each step's one call: the
+    report sees rises every step, but a wait at every call is a steady imbalance."""
+    _, rep, diag = timelineruns.planted_profile(tmp_path, "lag", mode)
+    assert rep["timeline"]["bursts"]["period"] == pytest.approx(5 * timelineruns.W)
+    assert "periodic-bursts" not in timeline_findings(diag)
+    assert {"load-imbalance", "late-arrival"} & {f["rule"] for f in diag["findings"]}
+
+
+@pytest.mark.parametrize("mode", ["full", "summary"])
 def test_bursts_found_with_period_duration_and_ranks(tmp_path, mode):
     _, rep, diag = timelineruns.planted_profile(tmp_path, "bursts", mode)
     b = rep["timeline"]["bursts"]

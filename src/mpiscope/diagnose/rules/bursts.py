@@ -17,19 +17,30 @@ from __future__ import annotations
 import numpy as np
 
 from ...profile import Profile
-from ..common import MIN_COST_PCT, ev, finding, ranks_field, worth
+from ..common import MIN_COST_PCT, ev, finding, ranks_field, runtime, worth
 
 RULE = "periodic-bursts"
 # Full mode: a rank works in the bursts (causes them) when its MPI share in the burst bins is
 # below this share of the largest rank's; it waits when above WAITS.
 WORKS = 0.5
 WAITS = 0.5
+# Calls per rank of the waited-in function per period below this: a wait at every call.
+MIN_CALLS_PER_PERIOD = 1.5
 
 
 def top_function(rep: dict, kind: str | None) -> str | None:
     """The function of a kind with the most time (the call the ranks most likely wait in)."""
     rows = [r for r in rep["functions"] if r["kind"] == kind]
     return max(rows, key=lambda r: r["time"])["name"] if rows else None
+
+
+def calls_per_period(rep: dict, func: str | None, period: float, nranks: int) -> float | None:
+    """How many times per burst period a rank calls ``func`` (averaged over the run)."""
+    rows = [r for r in rep["functions"] if r["name"] == func]
+    run = runtime(rep)
+    if not rows or run <= 0:
+        return None
+    return rows[0]["calls"] / max(nranks, 1) * period / run
 
 
 def rank_shares(prof: Profile, bins: np.ndarray) -> np.ndarray | None:
@@ -58,6 +69,9 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
     kind = max(kinds, key=kinds.get) if kinds else None
     func = top_function(rep, kind)
     P = prof.nranks
+    per_period = calls_per_period(rep, func, b["period"], P)
+    if per_period is not None and per_period < MIN_CALLS_PER_PERIOD:
+        return []
     shares = rank_shares(prof, bins)
     if shares is not None:
         workers = np.flatnonzero(shares < WORKS * shares.max())
