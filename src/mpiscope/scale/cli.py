@@ -177,8 +177,6 @@ def report(directory: str = typer.Argument(..., metavar="DIR", help="A study dir
 def _check_outputs(plots: Optional[str], html: Optional[str], force: bool) -> Optional[Path]:
     """UserError unless every file the report would write can be written (and, without
     --force, does not exist); the plot directory, created."""
-    from .report.plots import PLOT_FILES
-
     targets = []
     if html:
         targets.append(Path(html))
@@ -191,6 +189,8 @@ def _check_outputs(plots: Optional[str], html: Optional[str], force: bool) -> Op
     if plot_dir is not None:
         if plot_dir.exists() and not plot_dir.is_dir():
             raise UserError(f"--plots {plots} is a file, not a directory")
+        from .report.plots import PLOT_FILES  # matplotlib: imported only to draw
+
         targets += [plot_dir / name for name in PLOT_FILES]
     if not force:
         for t in targets:

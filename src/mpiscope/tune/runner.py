@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import signal
-import subprocess
-import time
 from pathlib import Path
 
 from ..errors import UserError
@@ -62,26 +59,8 @@ def run_once(root: Path, name: str, launch: list[str], env: dict, impl: str, cwd
     child_env[point_procs.TAG] = tag
     record = {"name": name, "attempt": int(attempt.name[7:]), "command": launch, "env": env,
               "started": _now()}
-    t0 = time.monotonic()
-    reason = None
-    with open(attempt / "stdout.txt", "wb") as out, open(attempt / "stderr.txt", "wb") as err:
-        try:
-            proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=cwd, env=child_env,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
-        except OSError as e:
-            raise UserError(f"cannot start {argv[0]}: {e}") from None
-        while proc.poll() is None:
-            if signals.first is not None:
-                reason = f"stopped by {signal.Signals(signals.first).name}"
-            elif timeout is not None and time.monotonic() - t0 > timeout:
-                reason = f"timed out after {timeout:.0f} s"
-            if reason:
-                point_procs.stop(proc, tag, signals)
-                break
-            time.sleep(0.02)
-        rc = proc.wait()
-    elapsed = time.monotonic() - t0
-    _killed, left = point_procs.kill_tagged(tag)
+    run = point_procs.supervise(argv, child_env, cwd, attempt, tag, signals, timeout)
+    rc, reason, elapsed, left = run.exit_code, run.reason, run.elapsed_s, run.left
     profiles = sorted(attempt.glob("*.mpiscope"))
     if reason is None and rc != 0:
         reason = f"exit code {rc}"

@@ -201,7 +201,7 @@ class FunctionModel:
     def interval(self, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """95 % interval of the mean prediction (equal to the prediction if the fit is exact
         or there are no spare degrees of freedom)."""
-        from scipy import stats
+        from scipy.special import stdtrit  # the t quantile (scipy.stats takes seconds to import)
 
         P = np.asarray(P, float)
         y = self.predict(P)
@@ -211,7 +211,7 @@ class FunctionModel:
         se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", X, self._cov, X), 0.0))
         if self.cost:
             se = se / P
-        half = stats.t.ppf(0.975, self._dof) * se
+        half = stdtrit(self._dof, 0.975) * se
         return y - half, y + half
 
     def curve(self, pmin: int, pmax: int, n: int = 40) -> dict:

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import datetime
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 from ...errors import UserError
@@ -95,33 +92,10 @@ def run_point(study: Study, root: Path, point: Point, workdir: Path,
     if os.environ.get("SLURM_JOB_ID"):
         record["slurm_job_id"] = os.environ["SLURM_JOB_ID"]
     before = set(attempt.path.glob("*.mpiscope"))
-    t0 = time.monotonic()
-    reason = None
-    left: list[int] = []
-    killed_at_stop = 0
-    with open(attempt.path / "stdout.txt", "wb") as out, \
-            open(attempt.path / "stderr.txt", "wb") as err:
-        try:
-            proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=workdir,
-                                    env=child_environment(study, point, attempt.path),
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
-        except OSError as e:
-            raise UserError(f"cannot start {argv[0]}: {e}") from None
-        while proc.poll() is None:
-            if signals.first is not None:
-                reason = f"stopped by {signal.Signals(signals.first).name}"
-            elif study.timeout is not None and time.monotonic() - t0 > study.timeout:
-                reason = f"timed out after {study.timeout:g} s"
-            if reason:
-                killed_at_stop, left = processes.stop(proc, tag, signals)
-                break
-            time.sleep(0.05)
-        rc = proc.wait()
-    elapsed = time.monotonic() - t0
-    # The launcher is gone; anything of the point still running (a rank it lost
-    # track of) would go on using the cores and could write into the attempt.
-    killed, still = processes.kill_tagged(tag)
-    left = sorted(set(left) | set(still))
+    run = processes.supervise(argv, child_environment(study, point, attempt.path), workdir,
+                              attempt.path, tag, signals, study.timeout)
+    rc, reason, elapsed, left = run.exit_code, run.reason, run.elapsed_s, run.left
+    killed_at_stop, killed = run.killed_at_stop, run.killed_after_end
     profiles = sorted(p.name for p in set(attempt.path.glob("*.mpiscope")) - before)
     if reason is None and rc != 0:
         reason = f"exit code {rc}"

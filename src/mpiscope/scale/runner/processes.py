@@ -23,6 +23,8 @@ import os
 import signal
 import subprocess
 import time
+from dataclasses import dataclass, field
+from pathlib import Path
 
 TAG = "MPISCOPE_POINT"
 # Seconds the launcher has to end its ranks after the SIGTERM before everything
@@ -136,3 +138,50 @@ def stop(proc: subprocess.Popen, tag: str, signals: StopSignals | None = None,
             proc.kill()
     proc.wait()
     return killed, left
+
+
+@dataclass
+class Supervised:
+    """How a supervised run ended: its exit code, why it was stopped (None: it ended by
+    itself), its seconds, how many processes needed SIGKILL at the stop and after the
+    end, and the pids that survived even that."""
+
+    exit_code: int
+    reason: str | None
+    elapsed_s: float
+    killed_at_stop: int = 0
+    killed_after_end: int = 0
+    left: list[int] = field(default_factory=list)
+
+
+def supervise(argv: list[str], env: dict, cwd, out_dir: Path, tag: str,
+              signals: StopSignals, timeout: float | None = None) -> Supervised:
+    """Run ``argv`` (an ``mpiscope run``, its environment tagged with ``tag``) in a
+    session of its own, its output into ``out_dir``/stdout.txt and stderr.txt; stop it at
+    a stop signal or after ``timeout`` seconds. No process of the run is left when this
+    returns (what could not be killed is listed). scale's points and tune's runs."""
+    from ..errors import UserError
+
+    t0 = time.monotonic()
+    reason, killed_at_stop, left = None, 0, []
+    with open(out_dir / "stdout.txt", "wb") as out, open(out_dir / "stderr.txt", "wb") as err:
+        try:
+            proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=cwd, env=env,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as e:
+            raise UserError(f"cannot start {argv[0]}: {e}") from None
+        while proc.poll() is None:
+            if signals.first is not None:
+                reason = f"stopped by {signal.Signals(signals.first).name}"
+            elif timeout is not None and time.monotonic() - t0 > timeout:
+                reason = f"timed out after {timeout:g} s"
+            if reason:
+                killed_at_stop, left = stop(proc, tag, signals)
+                break
+            time.sleep(0.02)
+        rc = proc.wait()
+    elapsed = time.monotonic() - t0
+    # The launcher is gone; anything of the run still alive (a rank it lost track of)
+    # would go on using the cores and could write into the run's folder.
+    killed, still = kill_tagged(tag)
+    return Supervised(rc, reason, elapsed, killed_at_stop, killed, sorted(set(left) | set(still)))
