@@ -17,12 +17,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
+#include "pace.h"
 
 int main(int argc, char **argv)
 {
@@ -42,10 +37,10 @@ int main(int argc, char **argv)
                 buf[i] = (unsigned char)(i * 7 + it);
             MPI_Send(NULL, 0, MPI_BYTE, peer, 2 * it, MPI_COMM_WORLD);
             MPI_Send(buf, bytes, MPI_BYTE, peer, 2 * it + 1, MPI_COMM_WORLD);
-            sleep_ms(ms);
+            nap_ms(ms);
         } else {
             MPI_Recv(NULL, 0, MPI_BYTE, peer, 2 * it, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            sleep_ms(ms);
+            nap_ms(ms);
             MPI_Recv(buf, bytes, MPI_BYTE, peer, 2 * it + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             for (int i = 0; i < bytes; i++)
                 sum += buf[i];

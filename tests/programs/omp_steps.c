@@ -13,16 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static double work(long n, int step)
-{
-    double s = 0.0;
-#pragma omp parallel for reduction(+ : s) schedule(static)
-    for (long i = 0; i < n; i++) {
-        double x = (double)((i * 2654435761u + (unsigned long)step) % 1000003u);
-        s += x * 1e-9 / (1.0 + (double)(i % 7));
-    }
-    return s;
-}
+#include "omp_work.h"
 
 int main(int argc, char **argv)
 {

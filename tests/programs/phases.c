@@ -27,14 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-static void nap(double ms)
-{
-    if (ms <= 0)
-        return;
-    struct timespec ts = {(time_t)(ms / 1000), (long)((ms - 1000.0 * (long)(ms / 1000)) * 1e6)};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
+#include "pace.h"
 
 int main(int argc, char **argv)
 {
@@ -62,7 +55,7 @@ int main(int argc, char **argv)
     if (init_ms > 0) {
         char input[1024] = {0};
         if (rank == 0)
-            nap(init_ms);
+            nap_ms(init_ms);
         MPI_Bcast(input, (int)sizeof input, MPI_CHAR, 0, MPI_COMM_WORLD);
     }
     long done = 0, total = 0, one = 1, sum = 0;
@@ -79,7 +72,7 @@ int main(int argc, char **argv)
             ms = ms - grow_ms * s > 0 ? ms - grow_ms * s : 0;
         else
             ms += lag_ms;
-        nap(ms);
+        nap_ms(ms);
         MPI_Allreduce(&one, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
         done++;
     }

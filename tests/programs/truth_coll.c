@@ -12,12 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void spin(double seconds)
-{
-    double t0 = MPI_Wtime();
-    while (MPI_Wtime() - t0 < seconds)
-        ;
-}
+#include "pace.h"
 
 int main(int argc, char **argv)
 {
