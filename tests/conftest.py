@@ -57,6 +57,18 @@ def _private_mpi_dirs() -> None:
         os.environ[var] = d
 
 
+def pytest_runtest_logreport(report):
+    # MPISCOPE_TEST_TIMES=FILE: one line per test phase as it ends (start, seconds, worker,
+    # test), so a long run's slowest tests and idle worker are known before it finishes
+    # (docs/testing.md "Suite time").
+    path = os.environ.get("MPISCOPE_TEST_TIMES")
+    if path and "PYTEST_XDIST_WORKER" not in os.environ and report.duration > 0.5:
+        with open(path, "a") as f:
+            f.write(f"{report.start:.1f}\t{report.duration:.1f}\t"
+                    f"{getattr(report, 'node', None) and report.node.gateway.id or '-'}\t"
+                    f"{report.when}\t{report.nodeid}\n")
+
+
 def pytest_unconfigure(config):
     for d in _made:
         shutil.rmtree(d, ignore_errors=True)
