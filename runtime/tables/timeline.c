@@ -282,26 +282,40 @@ void mpiscope_timeline_gather(mpiscope_final_t *f, int summary, mpiscope_tl_out_
     const uint32_t nb = o->nb, K = o->nrows;
 
     double *v = calloc((size_t)K * nb + 1, sizeof *v);
-    double *kinds = calloc((size_t)(nk + 1) * nb + 1, sizeof *kinds);
+    double *kinds = calloc((size_t)(nk + 2) * nb + 1, sizeof *kinds);
     uint64_t *src = tl_scratch();
-    if (tl_on && t->tl && v && kinds && src) {
+    uint64_t *out = calloc((size_t)n * MPISCOPE_TL_ROWS + 1, sizeof *out);
+    if (tl_on && t->tl && v && kinds && src && out) {
         unsigned s = tl_copy(t, src);
+        /* Time outside MPI per bin of this rank's own grid, in ticks, before the regrid:
+         * RATIONALE: the grid's width comes from the widest rank's calibration, a few
+         * parts per million off this rank's; a bin full of MPI on this rank's grid would
+         * cover slightly more than the grid's bin, and time outside MPI computed there
+         * would lose that difference (the rows then no longer summed to the wall time). */
+        const uint64_t end = spt > 0 ? (uint64_t)(f->wall / spt + 0.5) : 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t a = (uint64_t)i << s, z = (uint64_t)(i + 1) << s, mpi = 0;
+            for (int r = 0; r < nk; r++)
+                mpi += src[(size_t)i * MPISCOPE_TL_ROWS + map[r]];
+            uint64_t covered = a < end ? (z < end ? z : end) - a : 0;
+            out[(size_t)i * MPISCOPE_TL_ROWS] = covered > mpi ? covered - mpi : 0;
+        }
+        const int out_map[1] = {0};
         tl_regrid(src, n, spt, tl_width(spt, s), map, nk + 1, kinds, nb, W);
+        tl_regrid(out, n, spt, tl_width(spt, s), out_map, 1, kinds + (size_t)(nk + 1) * nb, nb, W);
         for (uint32_t j = 0; j < nb; j++) {
-            double mpi = 0, a = W * j, z = W * (j + 1);
+            double mpi = 0;
             for (int r = 0; r < nk; r++) {
                 v[(size_t)r * nb + j] = kinds[(size_t)r * nb + j];
                 mpi += kinds[(size_t)r * nb + j];
             }
-            double covered = (z < f->wall ? z : f->wall) - a;
-            if (covered < 0)
-                covered = 0;
             if (row_mpi >= 0)
                 v[(size_t)row_mpi * nb + j] = mpi;
-            v[(size_t)row_compute * nb + j] = covered > mpi ? covered - mpi : 0.0;
+            v[(size_t)row_compute * nb + j] = kinds[(size_t)(nk + 1) * nb + j];
             v[(size_t)row_bytes * nb + j] = kinds[(size_t)nk * nb + j];
         }
     }
+    free(out);
     free(kinds);
     if (!summary) {
         o->mine = v;

@@ -21,6 +21,12 @@
  *   G cancel, on a dup named "cancel": MPI_Irecv of 1000 ints nobody sends,
  *               MPI_Cancel, MPI_Wait; then 20 such receives cancelled and completed
  *               by one MPI_Waitall: no byte moved
+ *   K too many cancels, on a dup named "cancel_many": 70 receives of 1000 ints
+ *               nobody sends, all cancelled, then one MPI_Waitall: the runtime
+ *               follows 64 pending cancellations at once (the other 6 stay
+ *               counted, 24,000 B, and the profile says so); then 64 more
+ *               such receives and one MPI_Waitall, which must all be followed
+ *               (no pending entry was left behind by the first Waitall)
  *   H idup of world, completed by MPI_Wait, one MPI_Barrier on it
  *   I a dup named "halo\n[bold]x\x1b[31m" (a newline, rich markup, an ANSI
  *               escape), one MPI_Barrier on it
@@ -168,6 +174,33 @@ int main(int argc, char **argv)
         check(cancelled, "twenty cancels");
     }
 
+    /* K */
+    enum { MANY = 70 };
+    MPI_Comm many;
+    MPI_Comm_dup(MPI_COMM_WORLD, &many);
+    MPI_Comm_set_name(many, "cancel_many");
+    static int msink[MANY][1000];
+    static MPI_Request mr[MANY];
+    static MPI_Status mst[MANY];
+    for (int i = 0; i < MANY; i++)
+        MPI_Irecv(msink[i], 1000, MPI_INT, left, 200 + i, many, &mr[i]);
+    for (int i = 0; i < MANY; i++)
+        MPI_Cancel(&mr[i]);
+    MPI_Waitall(MANY, mr, mst);
+    for (int i = 0; i < MANY; i++) {
+        MPI_Test_cancelled(&mst[i], &cancelled);
+        check(cancelled, "seventy cancels");
+    }
+    for (int i = 0; i < 64; i++)
+        MPI_Irecv(msink[i], 1000, MPI_INT, left, 300 + i, many, &mr[i]);
+    for (int i = 0; i < 64; i++)
+        MPI_Cancel(&mr[i]);
+    MPI_Waitall(64, mr, mst);
+    for (int i = 0; i < 64; i++) {
+        MPI_Test_cancelled(&mst[i], &cancelled);
+        check(cancelled, "sixty-four cancels after seventy");
+    }
+
     /* H */
     MPI_Comm idup;
     MPI_Request ir;
@@ -194,6 +227,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&line);
     MPI_Comm_free(&odd);
     MPI_Comm_free(&idup);
+    MPI_Comm_free(&many);
     MPI_Comm_free(&cancel);
     MPI_Comm_free(&persist);
     MPI_Comm_free(&merged);
