@@ -169,3 +169,34 @@ def test_output_check_ignores_the_transport_log_not_the_results():
     assert outputs.differs(base, f"checksum 1.5\ntime 1.0 s\n{ucx}\n") is None
     assert "checksum 1.5" in outputs.differs(base, "checksum 1.6\ntime 1.0 s\n")
     assert "UCX ERROR" in outputs.differs(base, "checksum 1.5\ntime 1.0 s\nUCX ERROR of mine\n")
+
+
+def test_terminal_view_prints_program_strings_literally():
+    """The command, paths and titles come from the user's program: rich markup, escapes
+    and newlines in them print as the characters they are (issue 27 item 13)."""
+    import io
+
+    from mpiscope.terminal import console
+    from mpiscope.tune.render import render
+    evil = "x[bold red]EVIL\x1b[31m:smile:\n<script>"
+    shown = "x[bold red]EVIL\\x1b[31m:smile:\\n<script>"
+    cand = {"kind": "rank-order", "change": f"order of {evil}", "pairs": 3, "time_s": 1.0,
+            "gain_pct": 5.0, "ci_pct": [1.0, 9.0], "finding_cost_s": {"baseline": None,
+                                                                   "candidate": None},
+            "kept": False, "verdict": "no gain shown", "why": f"why {evil}"}
+    res = {"command": f"mpirun -n 2 ./{evil}", "mpi": "openmpi", "rounds": 3,
+           "directory": f"/tmp/{evil}", "candidates": [cand], "skipped": [],
+           "baseline": {"runs": 3, "time_s": 1.0, "min_s": 0.9, "max_s": 1.1,
+                        "findings": []},
+           "not_mechanical": [{"rule": "late-arrival", "title": f"late {evil}"}],
+           "budget": {"cut_short": False, "minutes": 10},
+           "recommended": {"kind": "rank-order", "gain_pct": 5.0, "ci_pct": [1.0, 9.0],
+                           "env": {"SLURM_HOSTFILE": f"/tmp/{evil}"},
+                           "command": f"srun ./{evil}", "files": [f"/tmp/{evil}"]}}
+    out = io.StringIO()
+    render(res, console(file=out, width=400))
+    text = out.getvalue()
+    assert "\x1b" not in text and "EVIL\n" not in text
+    for what in (f"./{shown}", f"/tmp/{shown}", f"why {shown}", f"late {shown}",
+                 f"srun ./{shown}", f"file: /tmp/{shown}"):
+        assert what in text, (what, text)

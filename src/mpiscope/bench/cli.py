@@ -104,13 +104,13 @@ def _check_pairs(kern: K.Kernel, given: dict, launcher: list[str]) -> None:
 
 
 def _summary(result: dict, path: Path) -> None:
-    from rich.console import Console
-    con = Console(stderr=True)
+    from ..terminal import console
+    con = console(stderr=True)
     runs = ", ".join(str(r["nranks"]) for r in result["runs"])
-    con.print(f"[bold]{result['kernel']}[/bold] on {result['mpi']['impl']}: "
-              f"{len(result['rows'])} rows from run(s) at P = {runs or '-'}")
+    con.print(f"{result['kernel']} on {result['mpi']['impl']}: "
+              f"{len(result['rows'])} rows from run(s) at P = {runs or '-'}", highlight=False)
     for note in result["notes"]:
-        con.print(f"note: {note}")
+        con.print(f"note: {note}", highlight=False)
     print(path)
 
 

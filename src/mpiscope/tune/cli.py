@@ -69,10 +69,9 @@ def register(app: typer.Typer) -> None:
         again to resume)."""
         import shutil
 
-        from rich.console import Console
-
         from .. import native
         from ..scale.runner import processes as point_procs
+        from ..terminal import console, literal
         from ..textout import json_safe
         from .render import render
         from .session import tune as run_tune
@@ -103,8 +102,7 @@ def register(app: typer.Typer) -> None:
         impl, chosen = native.resolve_impl_and_why(argv, mpi)
         native.check_linkage(argv, impl, chosen)
         root = Path(outdir).resolve() if outdir else default_dir(argv, impl).resolve()
-        console = Console(stderr=True, width=max(Console().width, 120))
-        say = (lambda m: print(f"mpiscope tune: {m}", file=sys.stderr, flush=True))
+        say = (lambda m: print(f"mpiscope tune: {literal(m)}", file=sys.stderr, flush=True))
         signals = point_procs.StopSignals()
         with signals.active():
             try:
@@ -119,4 +117,4 @@ def register(app: typer.Typer) -> None:
             json.dump(json_safe(result), sys.stdout, indent=1)
             sys.stdout.write("\n")
         else:
-            render(result, Console(width=max(Console().width, 120)))
+            render(result, console(min_width=120))

@@ -1,4 +1,7 @@
-"""The tune result dict in the terminal (``--json`` prints the same dict)."""
+"""The tune result dict in the terminal (``--json`` prints the same dict).
+
+Printed with the literal console (terminal.console): commands, paths and titles come from
+the user's program and print character for character, so no line here uses markup."""
 
 from __future__ import annotations
 
@@ -16,13 +19,12 @@ def _secs(v) -> str:
 
 
 def render(res: dict, console) -> None:
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     b = res["baseline"]
-    console.print(f"[bold]mpiscope tune[/bold]: {escape(res['command'])} ({res['mpi']}; "
-                  f"{res['rounds']} round(s); runs in {escape(res['directory'])})",
-                  highlight=False)
+    console.print(f"mpiscope tune: {res['command']} ({res['mpi']}; "
+                  f"{res['rounds']} round(s); runs in {res['directory']})", highlight=False)
     console.print(f"baseline: {b['runs']} timed run(s), run time median {_secs(b['time_s'])} "
                   f"(min {_secs(b['min_s'])}, max {_secs(b['max_s'])})", highlight=False)
     findings = b["findings"]
@@ -43,29 +45,29 @@ def render(res: dict, console) -> None:
             cost = c["finding_cost_s"]
             cost_txt = ("-" if cost["baseline"] is None or cost["candidate"] is None
                         else f"{cost['baseline']:.3g} -> {cost['candidate']:.3g} s")
-            t.add_row(c["kind"], escape(c["change"]), str(c["pairs"]), _secs(c["time_s"]),
+            t.add_row(c["kind"], c["change"], str(c["pairs"]), _secs(c["time_s"]),
                       _pct(c["gain_pct"]), _ci(c["ci_pct"]), cost_txt,
-                      ("[green]kept[/green]" if c["kept"] else escape(c["verdict"])))
+                      Text("kept", style="green") if c["kept"] else c["verdict"])
         console.print(t)
         for c in res["candidates"]:
             if not c["kept"]:
-                console.print(f"  {c['kind']}: {escape(c['why'])}", highlight=False)
+                console.print(f"  {c['kind']}: {c['why']}", highlight=False)
     if res["skipped"]:
         console.print(f"not tried (--only): {', '.join(res['skipped'])}", highlight=False)
     for m in res["not_mechanical"]:
-        console.print(f"not tried, no mechanical fix: {m['rule']}: {escape(m['title'])} "
+        console.print(f"not tried, no mechanical fix: {m['rule']}: {m['title']} "
                       f"(mpiscope diagnose says what to do)", highlight=False)
     if res["budget"]["cut_short"]:
         console.print(f"the budget of {res['budget']['minutes']:g} min cut the rounds short: "
                       f"run again with a larger --budget to resume", highlight=False)
     r = res["recommended"]
     if r["kind"]:
-        console.print(f"[bold]recommended[/bold] ({r['kind']}, {_pct(r['gain_pct'])}, 95 % "
-                      f"interval {_ci(r['ci_pct'])}):", highlight=False)
+        console.print(f"recommended ({r['kind']}, {_pct(r['gain_pct'])}, 95 % "
+                      f"interval {_ci(r['ci_pct'])}):", style="bold", highlight=False)
         env = " ".join(f"{k}={v}" for k, v in r["env"].items())
-        console.print(f"  {escape(env + ' ' if env else '')}{escape(r['command'])}",
+        console.print(f"  {env + ' ' if env else ''}{r['command']}",
                       highlight=False, soft_wrap=True)
         for f in r["files"]:
-            console.print(f"  file: {escape(f)}", highlight=False)
+            console.print(f"  file: {f}", highlight=False)
     else:
-        console.print(f"[bold]recommended[/bold]: {escape(r['why'])}", highlight=False)
+        console.print(f"recommended: {r['why']}", style="bold", highlight=False)

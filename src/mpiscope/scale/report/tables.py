@@ -9,7 +9,6 @@ and the page show the same text.
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 POP_COLUMNS = [("parallel_efficiency", "PE"), ("load_balance", "LB"),
@@ -120,28 +119,28 @@ def model_parts(rep: dict) -> list:
 
 def _rich(grid) -> Table:
     title, cols, rows = grid
-    t = Table(title=escape(title), title_justify="left", title_style="bold", box=None,
+    t = Table(title=title, title_justify="left", title_style="bold", box=None,
               pad_edge=False, show_edge=False, min_width=len(title))
     for i, c in enumerate(cols):
         numeric = any(isinstance(r[i][1], (int, float)) for r in rows)
         t.add_column(c, justify="right" if numeric else "left")
     for r in rows:
-        t.add_row(*(escape(text) for text, _ in r))
+        t.add_row(*(text for text, _ in r))
     return t
 
 
 def render(rep: dict, console: Console) -> None:
     st = rep["study"]
-    console.print(escape(f"Study {st['name']} ({st['kind']} scaling) in {st['dir']}"),
+    console.print(f"Study {st['name']} ({st['kind']} scaling) in {st['dir']}",
                   highlight=False)
     if st["program"]:
-        console.print(escape(f"Program {st['program']}"), highlight=False)
+        console.print(f"Program {st['program']}", highlight=False)
     console.print()
     console.print(_rich(points_grid(rep)))
     console.print()
     console.print(_rich(functions_grid(rep)))
     for item in model_parts(rep):
         console.print()
-        console.print(escape(item) if isinstance(item, str) else _rich(item), highlight=False)
+        console.print(item if isinstance(item, str) else _rich(item), highlight=False)
     for note in rep["notes"]:
-        console.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False)
+        console.print(f"note: {note}", style="yellow", highlight=False)

@@ -169,7 +169,6 @@ def run_local(study: Study, root: Path, workdir: Path, console,
         processes.Interrupted: a stop signal came; the point running then was
             stopped and recorded as failed, the later ones not started.
     """
-    from rich.markup import escape
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                TimeElapsedColumn, TimeRemainingColumn)
 
@@ -191,9 +190,9 @@ def run_local(study: Study, root: Path, workdir: Path, console,
             rec = run_point(study, root, point, workdir, signals=signals)
             records.append(rec)
             if rec["status"] != "done":
-                bar.console.print("[yellow]" + escape(
-                    f"np={point.np} rep={point.rep} failed: {rec['reason']} "
-                    f"(see {studydir.point_dir(root, point)})"), highlight=False)
+                bar.console.print(f"np={point.np} rep={point.rep} failed: {rec['reason']} "
+                                  f"(see {studydir.point_dir(root, point)})",
+                                  style="yellow", highlight=False)
             bar.advance(task)
         bar.update(task, description=study.name)
     signals.check()

@@ -16,7 +16,6 @@ import subprocess
 import time
 from pathlib import Path
 
-from rich.markup import escape
 
 from ...errors import UserError
 from .. import studydir
@@ -206,7 +205,7 @@ def run_slurm(study: Study, root: Path, workdir: Path, console, wait: bool,
             jid = submit(study, root, point, workdir)
         except SubmitRefused as err:
             refused.append(point)
-            console.print("[yellow]" + escape(f"not submitted: {err}"), highlight=False)
+            console.print(f"not submitted: {err}", style="yellow", highlight=False)
             continue
         console.print(f"submitted np={point.np} rep={point.rep}: job {jid}")
     if not todo:
