@@ -166,6 +166,8 @@ def test_failed_point_recorded_then_resumed(tmp_path):
     assert "at least 5 rank counts" in rep["models"]["why_not"]
     text = scale("report", str(out)).stdout
     assert "1 point(s) failed" in text and text.count("Extra-P needs at least 5") == 1
+    # notes in yellow, not as printed markup (the console prints every string literally)
+    assert "note: " in text and "[yellow]" not in text and "\\[" not in text
     assert "failed" in scale("status", str(out)).stdout
     # Fixed: a second run runs only the failed point, in a new attempt, keeping the old one.
     marker.unlink()

@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...errors import UserError
+
 TAG = "MPISCOPE_POINT"
 # Seconds the launcher has to end its ranks after the SIGTERM before everything
 # left is SIGKILLed; less than Slurm's KillWait (30 s by default), so a point's
@@ -160,8 +162,6 @@ def supervise(argv: list[str], env: dict, cwd, out_dir: Path, tag: str,
     session of its own, its output into ``out_dir``/stdout.txt and stderr.txt; stop it at
     a stop signal or after ``timeout`` seconds. No process of the run is left when this
     returns (what could not be killed is listed). scale's points and tune's runs."""
-    from ..errors import UserError
-
     t0 = time.monotonic()
     reason, killed_at_stop, left = None, 0, []
     with open(out_dir / "stdout.txt", "wb") as out, open(out_dir / "stderr.txt", "wb") as err:
