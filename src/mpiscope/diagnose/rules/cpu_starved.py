@@ -24,7 +24,7 @@ import numpy as np
 
 from ...profile import Profile
 from .. import cpu
-from ..common import MIN_COST_PCT, env_of, ev, finding, ranks_field, worth
+from ..common import MIN_COST_PCT, env_of, ev, finding, ranks_field, runtime, worth
 
 RULE = "cpu-starved"
 # A rank is named when it waited at least this share of the largest wait.
@@ -64,13 +64,16 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
         delay = waited
         how = ("the longest time a rank computed without its CPU (compute time - CPU time; "
                "it also counts sleeping: an older profile has no run-queue wait)")
-    waited = np.where(mine, waited, 0.0)
+    # No rank gains more than its run: the run-queue wait is read over a window a little
+    # wider than MPI_Init..MPI_Finalize, which on a run of milliseconds under load can
+    # exceed the run itself (CI: 100.7 % of a 38 ms ping-pong).
+    wall = prof.ranks["wall"].astype(np.float64)
+    waited = np.minimum(np.where(mine, waited, 0.0), wall)
     cost = float(waited.max())
     if not worth(cost, rep, MIN_COST_PCT):
         return []
     r = int(np.argmax(waited))
     named = np.flatnonzero(waited >= NAMED_SHARE * cost)
-    wall = prof.ranks["wall"].astype(np.float64)
     evidence = [ev(f"rank {r}: waited for a CPU" if known else f"rank {r}: computed without "
                    "its CPU", float(delay[r]), "s"),
                 ev(f"rank {r}: of it, while other processes had its CPU", cost, "s"),
@@ -95,7 +98,8 @@ def _summary(prof: Profile, rep: dict, env: dict) -> list[dict]:
     if env["unbound_ranks"] or env["overlap_ranks"] or env["oversub_ranks"] or \
             not env["node_cpus"]["max"]:
         return []
-    cost = float(env["run_delay"]["max"]) / max(float(env["threads"]["max"]), 1.0)
+    cost = min(float(env["run_delay"]["max"]) / max(float(env["threads"]["max"]), 1.0),
+               runtime(rep))
     if not worth(cost, rep, MIN_COST_PCT):
         return []
     r = env["run_delay"]["max_pe"]
