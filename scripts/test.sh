@@ -2,9 +2,23 @@
 # The whole test suite: installs what is missing (so a fresh machine works),
 # then runs every test against every MPI mpiscope was built for, with the
 # Python of the virtual environment setup.sh made (.venv), which holds only
-# mpiscope's declared dependencies and test extras.
-set -euo pipefail
+# mpiscope's declared dependencies and test extras. Arguments go to pytest
+# (both phases: e.g. -m "not privileged", -k NAME, a test file).
+set -uo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh --no-demo
-# --dist loadgroup: the tests on the virtual cluster (tests/vcluster.py) share one worker.
-exec .venv/bin/python -m pytest -n 2 --dist loadgroup -q "$@"
+scripts/setup.sh --no-demo || exit $?
+py=.venv/bin/python
+# Phase 1: the tests that share the machine, two at a time. --dist loadgroup:
+# the tests on the virtual cluster (tests/vcluster.py) share one worker.
+MPISCOPE_TEST_PHASE=shared "$py" -m pytest -n 2 --dist loadgroup -q "$@"
+shared=$?
+# Phase 2: the tests that judge timings (marked alone, tests/conftest.py), one
+# at a time, with nothing else of the suite running. (Beside phase 1, each
+# waited for the other worker's running test while that worker idled.)
+MPISCOPE_TEST_PHASE=alone "$py" -m pytest -q "$@"
+alone=$?
+# 5: no test selected in that phase (a selection that holds only the other kind).
+if [ "$shared" = 5 ] && [ "$alone" != 5 ]; then shared=0; fi
+if [ "$alone" = 5 ] && [ "$shared" != 5 ]; then alone=0; fi
+[ "$shared" != 0 ] && exit "$shared"
+exit "$alone"

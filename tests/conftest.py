@@ -119,6 +119,14 @@ def pytest_collection_modifyitems(config, items):
         if "vcluster" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("vcluster"))
             item.add_marker(pytest.mark.privileged)  # the virtual cluster is root's only
+    # scripts/test.sh's phases: MPISCOPE_TEST_PHASE=shared (the tests that share the
+    # machine) or alone (those marked alone); composes with the caller's own -m and -k.
+    phase = os.environ.get("MPISCOPE_TEST_PHASE")
+    if phase in ("shared", "alone"):
+        keep = [i for i in items if (i.get_closest_marker("alone") is not None) == (phase == "alone")]
+        if len(keep) < len(items):
+            config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+            items[:] = keep
 
 
 def _user_temp_root(tmp_path_factory) -> Path:
