@@ -129,6 +129,21 @@ def pytest_collection_modifyitems(config, items):
             items[:] = keep
 
 
+@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
+def _check_groups(config, items):
+    # Under --dist loadgroup each xdist worker renames a grouped test "<id>@<group>" (after
+    # the hook above marks it); without that the virtual-cluster tests spread over both
+    # workers and one waits for the other's cluster (its session lock) until that worker
+    # ends: an hour of idling. Fail at once instead (pyproject.toml pins pytest < 9).
+    if getattr(config.option, "loadgroup", False):
+        lost = [i.nodeid for i in items if i.get_closest_marker("xdist_group")
+                and "@" not in i.nodeid.rsplit("]", 1)[-1]]
+        if lost:
+            raise pytest.UsageError(
+                f"pytest-xdist's --dist loadgroup did not group {lost[0]} (pytest "
+                f"{pytest.__version__}): install the test extras (pip install .[test])")
+
+
 def _user_temp_root(tmp_path_factory) -> Path:
     """The directory pytest keeps for this user (``/tmp/pytest-of-<user>``, mode 0700,
     checked by pytest to be the user's own), above this session's ``pytest-N``."""

@@ -153,3 +153,26 @@ def test_summary_mode_over_4_nodes(vcluster, tmp_path):
                                                    "off_node_msgs", "off_node_bytes")}
     assert on_off["summary"] == on_off["full"]
     assert on_off["full"]["on_node_msgs"] > 0 and on_off["full"]["off_node_msgs"] > 0
+
+
+def test_one_communicator_row_per_node(vcluster, tmp_path):
+    """MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) on 2 nodes makes one communicator per node,
+    made by one call: the profile has a row for each, with its own members and counts
+    (issue 27 item 8; tests/programs/node_comm.c)."""
+    out = tmp_path / "prof"
+    r = vcluster.run(mpitest.mpiscope_cmd(
+        "run", "--dir", str(out), "--", "srun", "-N", "2", "-n", "4",
+        f"--ntasks-per-node={PPN}", "--mpi=pmix", program_path("openmpi", "node_comm")),
+        cwd=tmp_path)
+    assert sorted(ln for ln in r.stdout.splitlines() if ln.startswith("node_comm:")) == \
+        [f"node_comm: rank {k} first {k - k % PPN} size {PPN}" for k in range(4)]
+    path = next(out.glob("*.mpiscope"))
+    assert node_hosts(read(path)) == ["node1", "node1", "node2", "node2"]
+    rep = json.loads(vcluster.run(mpitest.mpiscope_cmd("report", "--json", str(path)),
+                                  cwd=tmp_path).stdout)
+    nodes = [c for c in rep["communicators"] if c["size"] == PPN]
+    barriers = {tuple(c["world_ranks"]): sum(f["calls"] for f in c["functions"]
+                                             if f["name"] == "MPI_Barrier") for c in nodes}
+    # node1: ranks 0-1, first 0: 1 barrier each; node2: ranks 2-3, first 2: 3 each
+    assert barriers == {(0, 1): 2 * 1, (2, 3): 2 * 3}, rep["communicators"]
+    assert len({c["id"] for c in nodes}) == 2
