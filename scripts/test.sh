@@ -10,12 +10,12 @@ scripts/setup.sh --no-demo || exit $?
 py=.venv/bin/python
 # Phase 1: the tests that share the machine, two at a time. --dist loadgroup:
 # the tests on the virtual cluster (tests/vcluster.py) share one worker.
-MPISCOPE_TEST_PHASE=shared "$py" -m pytest -n 2 --dist loadgroup -q "$@"
+SUITE_PHASE=shared "$py" -m pytest -n 2 --dist loadgroup -q "$@"
 shared=$?
 # Phase 2: the tests that judge timings (marked alone, tests/conftest.py), one
 # at a time, with nothing else of the suite running. (Beside phase 1, each
 # waited for the other worker's running test while that worker idled.)
-MPISCOPE_TEST_PHASE=alone "$py" -m pytest -q "$@"
+SUITE_PHASE=alone "$py" -m pytest -q "$@"
 alone=$?
 # 5: no test selected in that phase (a selection that holds only the other kind).
 if [ "$shared" = 5 ] && [ "$alone" != 5 ]; then shared=0; fi

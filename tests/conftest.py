@@ -58,10 +58,10 @@ def _private_mpi_dirs() -> None:
 
 
 def pytest_runtest_logreport(report):
-    # MPISCOPE_TEST_TIMES=FILE: one line per test phase as it ends (start, seconds, worker,
-    # test), so a long run's slowest tests and idle worker are known before it finishes
-    # (docs/testing.md "Suite time").
-    path = os.environ.get("MPISCOPE_TEST_TIMES")
+    # SUITE_TIMES=FILE (not MPISCOPE_*: the pages of tests/docs print those): one line per
+    # test phase as it ends (start, seconds, worker, test), so a long run's slowest tests
+    # and an idle worker are known before it finishes.
+    path = os.environ.get("SUITE_TIMES")
     if path and "PYTEST_XDIST_WORKER" not in os.environ and report.duration > 0.5:
         with open(path, "a") as f:
             f.write(f"{report.start:.1f}\t{report.duration:.1f}\t"
@@ -119,9 +119,9 @@ def pytest_collection_modifyitems(config, items):
         if "vcluster" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("vcluster"))
             item.add_marker(pytest.mark.privileged)  # the virtual cluster is root's only
-    # scripts/test.sh's phases: MPISCOPE_TEST_PHASE=shared (the tests that share the
+    # scripts/test.sh's phases: SUITE_PHASE=shared (the tests that share the
     # machine) or alone (those marked alone); composes with the caller's own -m and -k.
-    phase = os.environ.get("MPISCOPE_TEST_PHASE")
+    phase = os.environ.get("SUITE_PHASE")
     if phase in ("shared", "alone"):
         keep = [i for i in items if (i.get_closest_marker("alone") is not None) == (phase == "alone")]
         if len(keep) < len(items):
