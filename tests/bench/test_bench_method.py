@@ -81,8 +81,12 @@ def test_1mib_latency_matches_a_separate_buffer_pingpong(impl, tmp_path):
     assert 0.8 <= ratio() <= 1.25, (kernel_best, ref_best)
 
 
+# The copy-bound end: a window's or two directions' bandwidth over one message at a time.
+AGREE = 0.75
+
+
 def test_bandwidth_methods_agree_with_each_other(impl, tmp_path):
-    """Bandwidth rises with size to a plateau; a window beats ping-pong; two directions beat one.
+    """Bandwidth rises with size to a plateau, which a window and two directions reach too.
 
     Per size the best over runs of each method's fastest batch (1-2 iterations
     each): the least disturbed figure, which other load can only lower.
@@ -114,12 +118,14 @@ def test_bandwidth_methods_agree_with_each_other(impl, tmp_path):
             "bidirectional": statistics.median(bi[s] for s in big) /
                              statistics.median(win[s] for s in big),
         }
-        ok = (checks["rise"] > 10 and checks["plateau"] < 3 and checks["window"] >= 0.95
-              and checks["bidirectional"] >= 0.95)
+        ok = (checks["rise"] > 10 and checks["plateau"] < 3 and checks["window"] >= AGREE
+              and checks["bidirectional"] >= AGREE)
         if ok:
             break
     assert checks["rise"] > 10 and checks["plateau"] < 3, checks
-    # A window of 64 messages in flight never moves less than one message at a time,
-    # and two directions at once never less than one (5 %: two runs' noise).
-    assert checks["window"] >= 0.95, checks
-    assert checks["bidirectional"] >= 0.95, checks
+    # At the copy-bound end every method meets the same memory-copy ceiling: a window of
+    # 64 messages in flight, or two directions at once, moves about what one message at a
+    # time does. Not more on shared memory, and somewhat less: 64 MiB in flight spill the
+    # caches a ping-pong's one buffer stays in (quiet machine, Open MPI: 0.91 and 0.85).
+    assert checks["window"] >= AGREE, checks
+    assert checks["bidirectional"] >= AGREE, checks
