@@ -123,9 +123,12 @@ def pytest_collection_modifyitems(config, items):
     # machine) or alone (those marked alone); composes with the caller's own -m and -k.
     phase = os.environ.get("SUITE_PHASE")
     if phase in ("shared", "alone"):
-        keep = [i for i in items if (i.get_closest_marker("alone") is not None) == (phase == "alone")]
-        if len(keep) < len(items):
-            config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        want = phase == "alone"
+        keep, drop = [], []
+        for item in items:
+            (keep if (item.get_closest_marker("alone") is not None) == want else drop).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
             items[:] = keep
 
 

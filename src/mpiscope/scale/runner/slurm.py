@@ -16,7 +16,6 @@ import subprocess
 import time
 from pathlib import Path
 
-
 from ...errors import UserError
 from .. import studydir
 from ..study import Point, Study, slurm_option_lines
