@@ -30,6 +30,7 @@ apt_pkgs=(
   python3 python3-venv python3-pip python3-dev   # the virtual environment, C extensions
   build-essential cmake gfortran                 # the runtime, benchmarks, mini-apps
   binutils                                       # addr2line: call sites' file:line (symbols/)
+  elfutils                                       # eu-stack: a hung test run's stacks (tests/mpitest.py)
   libopenmpi-dev openmpi-bin libmpich-dev mpich  # both MPIs, side by side
   "$browser"                                     # the HTML report's browser tests
   slurm-wlm munge                                # a one-node Slurm for the scaling tests

@@ -87,6 +87,32 @@ def running(pid: int) -> bool:
         return False
 
 
+def tree_stacks(pid: int, limit: int = 12) -> str:
+    """The stacks of process ``pid`` and up to ``limit`` processes below it (eu-stack,
+    elfutils), each headed by its command line: what a hung run was waiting in, for
+    the failure message, taken before the tree is killed."""
+    kids, todo, tree = _children(), [pid], []
+    while todo and len(tree) < limit:
+        p = todo.pop(0)
+        tree.append(p)
+        todo += kids.get(p, [])
+    out = []
+    for p in tree:
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                argv = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        try:
+            st = subprocess.run(["eu-stack", "-p", str(p)], capture_output=True, text=True,
+                                timeout=30)
+            stack = st.stdout or st.stderr
+        except (OSError, subprocess.TimeoutExpired) as e:
+            stack = f"(no stack: {e})"
+        out.append(f"--- pid {p}: {argv[:200]}\n{stack[-4000:]}")
+    return "\n".join(out)
+
+
 def kill_tree(pid: int) -> None:
     """SIGKILL process ``pid`` and every process below it: a launcher and all its ranks.
 

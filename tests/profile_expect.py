@@ -338,9 +338,10 @@ def run_killable(cmd: list, cwd, env: dict, timeout: float) -> tuple[int, str, s
         out, err = proc.communicate(timeout=timeout)
         return proc.returncode, out, err
     except subprocess.TimeoutExpired:
+        stacks = mpitest.tree_stacks(proc.pid)
         mpitest.kill_tree(proc.pid)
         out, err = proc.communicate()
-        return HUNG, out, err + f"\n[killed after {timeout} s: hung]\n"
+        return HUNG, out, err + f"\n[killed after {timeout} s: hung]\n{stacks}\n"
 
 
 def program_path(impl: str, name: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 
 import numpy as np
 
@@ -36,15 +37,31 @@ def _calls(prof, func: str) -> np.ndarray:
     return out
 
 
+def _hang_retried(cmd: list, tmp_path, out_name: str) -> tuple:
+    """Run cmd (timeout 120 s: a run takes 2-7 s here, loaded); a hang is run once more.
+
+    Open MPI 4.1's own spawn hangs now and then (open-mpi/ompi#9713, #8958; once in
+    CI here, in a profiled run, not reproduced in 52 loaded runs since): its stacks
+    are shown as a warning, and a second hang fails the test with them.
+    """
+    rc, out, err = run_killable(cmd, tmp_path, mpitest.mpi_env(), 120)
+    if rc == HUNG:
+        warnings.warn(f"hung once, run again: {' '.join(cmd)}\n{err[-20000:]}")
+        if (tmp_path / out_name).exists():  # what the hung run wrote is not counted
+            (tmp_path / out_name).rename(tmp_path / f"{out_name}.hung")
+        rc, out, err = run_killable(cmd, tmp_path, mpitest.mpi_env(), 120)
+    assert rc != HUNG, err[-20000:]  # with the stacks of every process
+    return rc, out, err
+
+
 def test_spawned_jobs_write_their_own_profiles(impl, tmp_path):
     n = PARENT_RANKS[impl]
     children = CHILDREN if impl == "openmpi" else 1
     launch = [*mpitest.launcher(impl, n), program_path(impl, "spawn"), str(ROUNDS), str(children)]
-    plain = run_killable(launch, tmp_path, mpitest.mpi_env(), 300)
+    plain = _hang_retried(launch, tmp_path, "none")
     out = tmp_path / "profiles"
     cmd = mpitest.mpiscope_cmd("run", "--mpi", impl, "--dir", str(out), "--", *launch)
-    rc, stdout, stderr = run_killable(cmd, tmp_path, mpitest.mpi_env(), 300)
-    assert plain[0] != HUNG and rc != HUNG, (plain[2][-3000:], stderr[-3000:])
+    rc, stdout, stderr = _hang_retried(cmd, tmp_path, "profiles")
     if impl == "mpich":
         # MPICH 4.0.2's hydra here refuses every spawn, with or without the
         # runtime (docs/runtime.md "Dynamic processes"): the same error, an exit
