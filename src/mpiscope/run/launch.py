@@ -65,9 +65,12 @@ def sample_hz(value: str | None, command: list[str]) -> tuple[int | None, list[s
     try:
         hz = int(value)
     except ValueError:
-        if value.startswith("-") or value.replace(".", "", 1).isdigit():
-            raise UserError(f"--sample takes a whole number of Hz (1 to 10000), not {value!r}") \
-                from None
+        # click cannot tell `--sample=abc` from `--sample abc`: a word that is no program
+        # to run either is a mistyped rate, refused before anything starts.
+        if (value.startswith("-") or value.replace(".", "", 1).isdigit()
+                or not (shutil.which(value) or os.path.exists(value))):
+            raise UserError(f"--sample takes a whole number of Hz (1 to 10000), not {value!r} "
+                            "(nor is it a program to run)") from None
         return DEFAULT_SAMPLE_HZ, [value, *command]
     if not 1 <= hz <= 10000:
         raise UserError(f"--sample takes a whole number of Hz (1 to 10000), not {value!r}")

@@ -15,6 +15,7 @@ One run per program and MPI, shared by every assertion (module-scoped fixtures):
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -142,9 +143,14 @@ def test_run_option():
     assert sample_hz("--", ["mpirun"]) == (100, ["mpirun"])
     assert sample_hz("mpirun", ["-n", "2"]) == (100, ["mpirun", "-n", "2"])
     assert sample_hz("250", ["mpirun"]) == (250, ["mpirun"])
-    for bad in ("0", "20000", "-5", "2.5"):
+    for bad in ("0", "20000", "-5", "2.5", "abc"):
         with pytest.raises(UserError):
             sample_hz(bad, ["mpirun"])
+    # `--sample=abc`: one line, exit 2, nothing started (the command would print "ran")
+    proc = subprocess.run(mpitest.mpiscope_cmd("run", "--sample=abc", "--", "echo", "ran"),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "ran" not in proc.stdout, proc
+    assert proc.stderr.count("\n") == 1 and "'abc'" in proc.stderr, proc.stderr
 
 
 def test_report_views(cost, tmp_path):
