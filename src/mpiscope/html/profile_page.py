@@ -11,7 +11,7 @@ import numpy as np
 
 from ..profile import Profile
 from ..report.build import _descendants
-from ..report.tables import environment_lines, fmt_bytes
+from ..report.tables import environment_lines, fmt_bytes, samples_lines
 from . import charts, page, tables
 from .escape import plot_text
 from .explain import diagnosis_section, pop_section
@@ -191,6 +191,27 @@ def _callsites_section(prof: Profile, rep: dict) -> Markup | None:
     return page.section("Call sites", *parts, anchor="callsites")
 
 
+def _samples_section(sm: dict | None) -> Markup | None:
+    """Sampled compute by function (``mpiscope run --sample``): the table, the MPI share,
+    and each rank's estimated CPU seconds stacked by its most sampled functions."""
+    if not sm or sm.get("hz") is None:
+        return None
+    notes = [page.note(line) for line in samples_lines(sm)]
+    if not sm["recorded"]:
+        return page.section("Compute by function (sampled)", *notes, anchor="samples")
+    parts = [tables.samples_table(sm), *notes]
+    if sm["per_rank"] and sm["functions"]:
+        top = sm["functions"][0]
+        stack = {plot_text(f): np.asarray(sec, dtype=np.float64)
+                 for f, sec in zip(sm["per_rank"]["functions"], sm["per_rank"]["seconds"])}
+        parts += rank_views(stack, plot_text(top["function"]), top["time_per_rank"],
+                            "Estimated CPU seconds per rank by function (sampled)",
+                            plot_text(top["function"]))
+    if sm["threads"]:
+        parts.append(tables.sample_threads_table(sm["threads"]))
+    return page.section("Compute by function (sampled)", *parts, anchor="samples")
+
+
 def _mpit_section(mpit: dict | None) -> Markup | None:
     """MPI_T variables, or why there are none, when the run asked for them."""
     if not mpit or not mpit.get("recorded"):
@@ -236,6 +257,7 @@ def profile_sections(prof: Profile, rep: dict, diagnosis: dict | None,
             rep["functions"], "MPI functions (time per rank in seconds); click a header to "
                               "sort"), anchor="functions") if rep["functions"] else None,
         _callsites_section(prof, rep),
+        _samples_section(rep.get("samples")),
         _mpit_section(rep.get("mpit")),
         page.section("Communicators", tables.comm_table(rep["communicators"]), anchor="comms")
         if rep.get("communicators") else None,
@@ -251,7 +273,8 @@ def profile_sections(prof: Profile, rep: dict, diagnosis: dict | None,
     ]
     sections = [s for s in sections if s is not None]
     titles = {"run": "Run", "diagnosis": "Diagnosis", "pop": "POP", "ranks": "Per rank",
-              "timeline": "Timeline", "functions": "Functions", "callsites": "Call sites", "mpit": "MPI_T",
+              "timeline": "Timeline", "functions": "Functions", "callsites": "Call sites",
+              "samples": "Sampled compute", "mpit": "MPI_T",
               "comms": "Communicators",
               "comm": "Communication", "sizes": "Message sizes", "regions": "Regions",
               "io": "MPI-IO", "environment": "Environment"}

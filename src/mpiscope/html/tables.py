@@ -201,3 +201,28 @@ def callsites_table(cs: dict) -> Markup:
                       caption="Call sites, most time first (time per rank in seconds); click a "
                               "header to sort")
 
+
+def samples_table(sm: dict) -> Markup:
+    """Compute by function (``rep["samples"]``): share of the compute samples with its
+    standard error, estimated CPU seconds per rank."""
+    from ..report.samples import where
+    out = []
+    for r in sm["functions"]:
+        out.append([cell(str(r["rank_by_samples"]), r["rank_by_samples"]), r["function"],
+                    where(r), cell(fmt_pct(100 * r["share"]), r["share"]),
+                    cell(fmt_pct(100 * r["share_se"]), r["share_se"]),
+                    cell(fmt_count(r["samples"]), r["samples"]), *_stat_cells(r["time_per_rank"])])
+    return page.table(["#", "function", "where", "% compute", "±", "samples", *STAT_COLUMNS], out,
+                      caption=f"Compute by function (sampled at {sm['hz']:g} Hz; estimated CPU "
+                              "seconds per rank), most samples first; click a header to sort")
+
+
+def sample_threads_table(rows: list[dict]) -> Markup:
+    """Ranks sampled on more than one thread: each thread's compute and its top functions."""
+    out = [[cell(str(t["rank"]), t["rank"]), cell(str(t["thread"]), t["thread"]),
+            cell(fmt_time(t["seconds"]), t["seconds"]),
+            ", ".join(f"{f['function']} {fmt_time(f['seconds'])}" for f in t["functions"])]
+           for t in rows]
+    return page.table(["rank", "thread", "compute (s)", "most sampled functions (s)"], out,
+                      caption="Per thread, where a rank was sampled on more than one thread")
+

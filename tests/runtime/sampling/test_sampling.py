@@ -15,6 +15,7 @@ One run per program and MPI, shared by every assertion (module-scoped fixtures):
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -240,3 +241,30 @@ def test_openmp_threads_sampled(omp):
     h, l = by[heavy[0]]["heavy_kernel"] * HZ, by[light[0]]["light_kernel"] * HZ
     p = h / (h + l)
     assert abs(p - 0.75) < SIGMAS * np.sqrt(0.75 * 0.25 / (h + l)) + 0.03, (h, l)
+
+
+def test_html_page_shows_sampled_functions(cost, tmp_path):
+    """`mpiscope html`: the sampled functions' table, the MPI share and each rank's
+    estimated CPU seconds stacked by function, the same numbers as the report dict."""
+    prof, out, rep = cost
+    from mpiscope.html.profile_page import profile_page
+    html = profile_page(prof, rep, None)
+    assert 'id="samples"' in html and "Sampled compute" in html
+    sm = rep["samples"]
+    section = html[html.index('id="samples"'):]
+    section = section[:section.index("</section>")] if "</section>" in section else section
+    for r in sm["functions"]:
+        assert f">{r['function']}<" in section, r["function"]
+    assert "Samples in MPI" in section and "standard error" in section
+    # the stacked chart: one trace per shown function (+ the rest), each rank's seconds
+    dec, figs = json.JSONDecoder(), []
+    for m in re.finditer(r'Plotly\.newPlot\("\w+",', section):
+        figs.append({"data": dec.raw_decode(section, m.end())[0]})
+    traces = {t["name"]: t["y"] for t in figs[0]["data"] if t.get("type") == "bar"}  # rank order
+    assert len(figs) == 2  # and sorted by the top function
+    heavy = sm["per_rank"]["functions"].index("heavy_kernel")
+    np.testing.assert_allclose(traces["heavy_kernel"], sm["per_rank"]["seconds"][heavy],
+                               atol=1e-6)
+    # a run that was not sampled has no such section
+    plain = rep | {"samples": {**sm, "hz": None, "recorded": False}}
+    assert 'id="samples"' not in profile_page(prof, plain, None)
