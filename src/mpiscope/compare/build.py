@@ -98,6 +98,7 @@ def compare(prof_a: Profile, rep_a: dict, prof_b: Profile, rep_b: dict,
         "timeline": compare_timelines(rep_a.get("timeline"), rep_b.get("timeline")),
         "callsites": _callsites(rep_a.get("callsites"), rep_b.get("callsites"),
                                 a["nranks"], b["nranks"]),
+        "samples": _samples(rep_a.get("samples"), rep_b.get("samples")),
         "environment": environment_changes(prof_a, rep_a, prof_b, rep_b),
     }
     out["worse"] = _worse(out)
@@ -159,6 +160,35 @@ def _callsites(ca: dict | None, cb: dict | None, na: int, nb: int) -> list[dict]
                      "imbalance_pct": _change(x["imbalance_pct"], y["imbalance_pct"]),
                      "max_pe": {"a": x["max_pe"], "b": y["max_pe"]}})
     rows.sort(key=lambda r: (-r["time"]["delta"], r["function"], r["location"]))
+    return rows
+
+
+def _samples(sa: dict | None, sb: dict | None) -> list[dict]:
+    """Per sampled function (matched by name and file, else module), its estimated CPU
+    seconds per rank (avg) and share of the compute samples, A -> B, biggest growth first;
+    [] unless both runs were sampled."""
+    if not sa or not sb or not sa.get("recorded") or not sb.get("recorded"):
+        return []
+
+    def key(r: dict) -> tuple:
+        return (r["function"], os.path.basename(r["file"] or r["module"] or ""))
+
+    ka = {key(r): r for r in sa["functions"]}
+    kb = {key(r): r for r in sb["functions"]}
+    rows = []
+    for k in sorted(set(ka) | set(kb)):
+        x, y = ka.get(k), kb.get(k)
+        rows.append({"function": k[0], "where": k[1],
+                     "in": "both" if x and y else ("a" if x else "b"),
+                     "seconds": _change(x["time_per_rank"]["avg"] if x else 0.0,
+                                        y["time_per_rank"]["avg"] if y else 0.0),
+                     "share_pct": _change(100 * x["share"] if x else 0.0,
+                                          100 * y["share"] if y else 0.0),
+                     "imbalance_pct": _change(x["time_per_rank"]["imbalance_pct"] if x else None,
+                                              y["time_per_rank"]["imbalance_pct"] if y else None),
+                     "max_pe": {"a": x["time_per_rank"]["max_pe"] if x else None,
+                                "b": y["time_per_rank"]["max_pe"] if y else None}})
+    rows.sort(key=lambda r: (-r["seconds"]["delta"], r["function"], r["where"]))
     return rows
 
 

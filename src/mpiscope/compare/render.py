@@ -130,6 +130,22 @@ def render(c: dict, console: Console) -> None:
                       fmt_pe(r["max_pe"]["a"]), fmt_pe(r["max_pe"]["b"]))
         console.print(t)
 
+    if c.get("samples"):
+        t = _table(f"Compute by function (sampled; estimated CPU seconds per rank), biggest growth "
+                   f"first (top {TOP}; --json has all)", "Function", "Where", "avg A", "avg B",
+                   "change", "% compute A", "% compute B", "imb. A", "imb. B", "maxPE A",
+                   "maxPE B")
+        for r in c["samples"][:TOP]:
+            where = r["where"] + ("" if r["in"] == "both" else f" (only {r['in'].upper()})")
+            t.add_row(r["function"], where, _num(r["seconds"]["a"]), _num(r["seconds"]["b"]),
+                      _pct(r["seconds"]["change_pct"]),
+                      _num(r["share_pct"]["a"], lambda v: f"{v:.1f}%"),
+                      _num(r["share_pct"]["b"], lambda v: f"{v:.1f}%"),
+                      _num(r["imbalance_pct"]["a"], lambda v: f"{v:.1f}%"),
+                      _num(r["imbalance_pct"]["b"], lambda v: f"{v:.1f}%"),
+                      fmt_pe(r["max_pe"]["a"]), fmt_pe(r["max_pe"]["b"]))
+        console.print(t)
+
     if c["regions"]:
         t = _table("Regions (seconds per rank, inclusive), A -> B", "Region", "wall A", "wall B",
                    "change", "MPI A", "MPI B", "imb. A", "imb. B", "maxPE A", "maxPE B")

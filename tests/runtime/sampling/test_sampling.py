@@ -268,3 +268,27 @@ def test_html_page_shows_sampled_functions(cost, tmp_path):
     # a run that was not sampled has no such section
     plain = rep | {"samples": {**sm, "hz": None, "recorded": False}}
     assert 'id="samples"' not in profile_page(prof, plain, None)
+
+
+def test_compare_per_function(cost, mpi_impl, tmp_path):
+    """`mpiscope compare` of the 3x slow rank (A) against balanced work (B): heavy_kernel's
+    estimated seconds per rank fall by about half ((1 + 3) / 2 -> 1), light_kernel's stay,
+    and heavy_kernel's imbalance falls."""
+    prof_a, _, rep_a = cost
+    exe = Path(prof_a.meta["argv"][0])
+    prof_b, _ = run_profile(mpi_impl, [str(exe), str(N), str(STEPS), "1", "1"], tmp_path,
+                            env={"MPISCOPE_SAMPLE": str(HZ)})
+    rep_b = build_report(prof_b, symbolizer=Symbolizer(use_cache=False))
+    from mpiscope.compare import compare
+    rows = {r["function"]: r for r in compare(prof_a, rep_a, prof_b, rep_b)["samples"]}
+    heavy, light = rows["heavy_kernel"], rows["light_kernel"]
+    assert heavy["in"] == "both" and heavy["where"] == "cost.c"
+    assert -65 < heavy["seconds"]["change_pct"] < -35, heavy
+    assert abs(light["seconds"]["change_pct"]) < 25, light
+    assert heavy["imbalance_pct"]["b"] < heavy["imbalance_pct"]["a"] / 2, heavy
+    assert heavy["max_pe"]["a"] == 1
+    # the terminal table, from the real command
+    proc = subprocess.run(mpitest.mpiscope_cmd("compare", prof_a.path, prof_b.path),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "Compute by function (sampled" in proc.stdout and "heavy_kernel" in proc.stdout
