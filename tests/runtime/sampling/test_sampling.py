@@ -292,3 +292,25 @@ def test_compare_per_function(cost, mpi_impl, tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "Compute by function (sampled" in proc.stdout and "heavy_kernel" in proc.stdout
+
+
+def test_fortran_module_procedures(mpi_impl, tmp_path):
+    """A Fortran program (programs/cost_f.f90, cost.c's twin as module procedures): the
+    samples land in its subroutines, named as the debugger names them (module::procedure)
+    with the loop's file:line, in cost.c's proportions: heavy is 3x light per call and rank
+    1 calls it 3x, so heavy is 3 (1 + 3) = 12 of the 14 units."""
+    exe = compile_program(mpi_impl, "fortran", [PROGRAMS / "cost_f.f90"], tmp_path / "cost_f",
+                          "-O1")
+    prof, out = run_profile(mpi_impl, [str(exe), str(N), str(STEPS), "1", "3"], tmp_path,
+                            env={"MPISCOPE_SAMPLE": str(HZ)})
+    assert f"steps {STEPS} sum 2" in out
+    rep = build_report(prof, symbolizer=Symbolizer(use_cache=False))
+    rows = {r["function"].rsplit("::", 1)[-1]: r for r in rep["samples"]["functions"]}
+    heavy, light = rows["heavy_kernel"], rows["light_kernel"]
+    for r in (heavy, light):
+        assert Path(r["file"]).name == "cost_f.f90" and r["line"], r
+    assert heavy["time_per_rank"]["max_pe"] == 1
+    # heavy / (heavy + light) over the job: 12 / 14, within its standard error
+    n = heavy["samples"] + light["samples"]
+    p, want = heavy["samples"] / n, 12 / 14
+    assert n >= 100 and abs(p - want) < SIGMAS * np.sqrt(want * (1 - want) / n) + 0.02, (p, n)
