@@ -55,6 +55,13 @@ def _prepend_preload(lib: str, current: str | None) -> str:
 DEFAULT_SAMPLE_HZ = 100
 
 
+def mpi_option():
+    """--mpi, as every command that launches under the runtime takes it (run, tune)."""
+    return typer.Option(None, "--mpi", metavar="openmpi|mpich|...",
+                        help="Which MPI's runtime to preload (default: guessed from the "
+                             "launcher's name, else the program's libraries).")
+
+
 def sample_hz(value: str | None, command: list[str]) -> tuple[int | None, list[str]]:
     """--sample's rate and the command: ``--sample`` alone means DEFAULT_SAMPLE_HZ, and a
     word after it that is not a number is the command's first word, not a rate."""
@@ -363,10 +370,7 @@ def register(app: typer.Typer) -> None:
                                                   "MPISCOPE_DIR, else the current directory); "
                                                   "created if missing. The program is not "
                                                   "started if no file can be written there."),
-        mpi: Optional[str] = typer.Option(None, "--mpi", metavar="openmpi|mpich|...",
-                                          help="Which MPI's runtime to preload (default: "
-                                               "guessed from the launcher's name, else the "
-                                               "program's libraries)."),
+        mpi: Optional[str] = mpi_option(),
         order: Optional[str] = typer.Option(None, "--order", metavar="FILE",
                                             help="Apply a rank order file written by "
                                                  "mpiscope place."),

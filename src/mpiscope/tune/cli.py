@@ -12,6 +12,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import UserError
+from ..run.launch import mpi_option
 
 DEFAULT_RUNS = 5
 
@@ -49,10 +50,7 @@ def register(app: typer.Typer) -> None:
                                                   "and output (default: tune-PROGRAM, after "
                                                   "the program's name). Resumable: runs "
                                                   "done are not run again."),
-        mpi: Optional[str] = typer.Option(None, "--mpi", metavar="openmpi|mpich|...",
-                                          help="Which MPI's runtime to preload (default: "
-                                               "guessed from the launcher's name, else the "
-                                               "program's libraries)."),
+        mpi: Optional[str] = mpi_option(),
         only: Optional[str] = typer.Option(None, "--only", metavar="KIND,...",
                                            help="Try only these candidates: binding, "
                                                 "omp-threads, eager-limit, rank-order."),
