@@ -109,11 +109,23 @@ fi
 # --- mpi4py built against MPICH ---------------------------------------------------
 # The venv's mpi4py uses Open MPI; tests/runtime/callsites/ also run mpi4py
 # programs on MPICH, with this build first on PYTHONPATH (the same sdist).
+# Four minutes of compiling on a 2-core machine, so the build is kept in the user's
+# cache, under a key of what it depends on (mpi4py's version, the Python, MPICH's
+# compiler line and version), and a fresh clone copies it from there.
 mpich_mpi4py=$repo/build/mpi4py-mpich
 if command -v mpicc.mpich >/dev/null && ! ls "$mpich_mpi4py"/mpi4py/MPI.*.so >/dev/null 2>&1; then
-  say "building mpi4py $mpi4py_version against MPICH into $mpich_mpi4py"
-  MPICC=mpicc.mpich "${pip[@]}" install --no-deps --no-binary mpi4py --target "$mpich_mpi4py" \
-    "$suite/mpi4py-$mpi4py_version.tar.gz"
+  key=$( { echo "$mpi4py_version"; "$py" -c "import sys; print(sys.version)"; mpicc.mpich -show;
+           mpichversion 2>/dev/null; } | sha1sum | cut -c1-16)
+  cached=${XDG_CACHE_HOME:-$HOME/.cache}/mpiscope/mpi4py-mpich-$key
+  if ! ls "$cached"/mpi4py/MPI.*.so >/dev/null 2>&1; then
+    say "building mpi4py $mpi4py_version against MPICH into $cached"
+    rm -rf "$cached.part" && mkdir -p "$(dirname "$cached")"
+    MPICC=mpicc.mpich "${pip[@]}" install --no-deps --no-binary mpi4py --target "$cached.part" \
+      "$suite/mpi4py-$mpi4py_version.tar.gz"
+    rm -rf "$cached" && mv "$cached.part" "$cached"
+  fi
+  say "mpi4py $mpi4py_version for MPICH: $mpich_mpi4py (from $cached)"
+  rm -rf "$mpich_mpi4py" && mkdir -p "$repo/build" && cp -a "$cached" "$mpich_mpi4py"
 fi
 
 say "done: $("$venv/bin/mpiscope" --version) in $venv"
