@@ -12,7 +12,12 @@ command, so diagnose's costs and wording may change without touching this file.
     eager-limit                  the variable and value the finding names
     off-node-placement           the rank order `mpiscope place from-profile` writes
                                  (METIS on the measured traffic), in the format of the
-                                 launcher in use, applied as `mpiscope run --order` does
+                                 launcher in use, applied as `mpiscope run --order` does;
+                                 and, when the program made a Cartesian communicator of
+                                 all ranks (MPI_Cart_create, its dims in the communicator's
+                                 name), Cray's grid_order for that grid (row-major, as MPI
+                                 numbers it) with the cell of ppn ranks that leaves the
+                                 fewest measured bytes off-node, if it beats the run's
 
 A candidate is a dict: kind (the rule), change (one line for people), options (launcher
 options put right after the launcher), drop (launcher options it replaces), env
@@ -38,7 +43,7 @@ ORDER_RULE = "off-node-placement"
 PINNING_WRAPPERS = ("taskset", "numactl", "hwloc-bind")
 
 # The kinds of candidate tune makes (--only).
-KINDS = ("binding", "omp-threads", "eager-limit", "rank-order")
+KINDS = ("binding", "omp-threads", "eager-limit", "rank-order", "grid-order")
 _ASSIGNMENT = re.compile(r"\b([A-Z][A-Za-z0-9_]*)=(\d+)\b")
 # Launcher option names (as mpiscope.run.launcher_args gives them) that bind ranks.
 _BIND_OPTIONS = {"openmpi": ("bind-to", "bind-to-core", "bind-to-socket", "cpu-set", "cpu-list"),
@@ -103,12 +108,11 @@ def eager_limit(finding: dict, cmd: LaunchCommand) -> dict | None:
 _ORDER_FORMAT = {"srun": "slurm", "openmpi": "openmpi", "hydra": "hydra"}
 
 
-def rank_order(prof: Profile, cmd: LaunchCommand) -> dict | None:
-    """The partitioned order of ``mpiscope place from-profile``, for the launcher in use, on
-    the hosts the run used (node j of the order = the run's node j)."""
-    from ..errors import UserError
-    from ..place.orders.partition import partition_order, traffic_arrays
-    from ..place.output.writers import render
+def _order_frame(prof: Profile, cmd: LaunchCommand) -> dict | None:
+    """What any rank order for this run needs: the launcher's format, the ranks per node
+    (None: no order file for this launcher, no traffic, or nodes of uneven size), the
+    measured pairs and the run's hosts (node j of an order = the run's node j)."""
+    from ..place.orders.partition import traffic_arrays
 
     if cmd.kind not in _ORDER_FORMAT or prof.is_summary or not len(prof.peers):
         return None
@@ -117,18 +121,87 @@ def rank_order(prof: Profile, cmd: LaunchCommand) -> dict | None:
     ppn = int(per_node.max())
     if prof.nranks % ppn or np.any(per_node[per_node > 0] != ppn):
         return None  # uneven nodes: a block order would not fit them
-    src, dst, _msgs, nbytes = traffic_arrays(prof.peers)
-    try:
-        order = partition_order(prof.nranks, src, dst, nbytes, ppn)
-    except UserError:
-        return None
+    src, dst, msgs, nbytes = traffic_arrays(prof.peers)
     names = {int(n["node"]): n["hostname"].decode(errors="replace") for n in prof.nodes}
     hosts = [names.get(j, f"+n{j}") for j in sorted(set(node.tolist()))]
-    fmt = _ORDER_FORMAT[cmd.kind]
-    text = render(order, ppn, fmt, hosts, f"mpiscope tune: place from-profile -n {ppn}")
-    return _candidate("rank-order", f"rank order of place from-profile ({ppn} ranks per node, "
-                      f"METIS on the measured traffic)", ["binding", "placement"],
-                      order={"format": fmt, "text": text, "ppn": ppn})
+    return {"ppn": ppn, "node": node, "src": src, "dst": dst, "msgs": msgs, "nbytes": nbytes,
+            "hosts": hosts, "format": _ORDER_FORMAT[cmd.kind]}
+
+
+def _order_candidate(kind: str, change: str, frame: dict, order: np.ndarray,
+                     comment: str) -> dict:
+    from ..place.output.writers import render
+
+    text = render(order, frame["ppn"], frame["format"], frame["hosts"], comment)
+    return _candidate(kind, change, ["binding", "placement"],
+                      order={"format": frame["format"], "text": text, "ppn": frame["ppn"]})
+
+
+def rank_order(prof: Profile, cmd: LaunchCommand) -> dict | None:
+    """The partitioned order of ``mpiscope place from-profile``, for the launcher in use, on
+    the hosts the run used."""
+    from ..errors import UserError
+    from ..place.orders.partition import partition_order
+
+    frame = _order_frame(prof, cmd)
+    if frame is None:
+        return None
+    ppn = frame["ppn"]
+    try:
+        order = partition_order(prof.nranks, frame["src"], frame["dst"], frame["nbytes"], ppn)
+    except UserError:
+        return None
+    return _order_candidate("rank-order", f"rank order of place from-profile ({ppn} ranks per "
+                            "node, METIS on the measured traffic)", frame, order,
+                            f"mpiscope tune: place from-profile -n {ppn}")
+
+
+_CART = re.compile(r"^cart (\d+(?:x\d+)*) of world$")
+
+
+def cart_dims(prof: Profile) -> tuple[int, ...] | None:
+    """The dims of a Cartesian communicator of every rank the program made from
+    MPI_COMM_WORLD (the runtime names it "cart 4x4 of world"), else None."""
+    for info in (prof.meta.get("communicators") or {}).values():
+        m = _CART.match(str(info.get("name") or ""))
+        if m:
+            dims = tuple(int(d) for d in m[1].split("x"))
+            if int(np.prod(dims)) == prof.nranks:
+                return dims
+    return None
+
+
+def grid_order(prof: Profile, cmd: LaunchCommand) -> dict | None:
+    """Cray's grid_order for the program's own Cartesian grid: of the cells of ppn ranks
+    that tile it, the one leaving the fewest measured bytes off-node; None when the program
+    has no such grid or the best cell does not move fewer bytes off-node than the run."""
+    from ..place.evaluate import node_of_rank, traffic_of_pairs
+    from ..place.orders import grid_order as go
+    from ..place.orders.search import factorisations
+
+    frame = _order_frame(prof, cmd)
+    dims = cart_dims(prof)
+    if frame is None or dims is None:
+        return None
+    ppn, args = frame["ppn"], (frame["src"], frame["dst"], frame["msgs"], frame["nbytes"])
+    run_off = traffic_of_pairs(frame["node"], *args).off_bytes
+    best = None
+    for cell in factorisations(ppn, len(dims)):
+        if any(g % c for g, c in zip(dims, cell)):
+            continue
+        order = go.order(dims, cell, "R")
+        off = traffic_of_pairs(node_of_rank(order, ppn), *args).off_bytes
+        # fewest bytes off-node; then the squarest cell (smallest largest side)
+        if best is None or (off, max(cell)) < (best[0], max(best[1])):
+            best = (off, cell, order)
+    if best is None or best[0] >= run_off:
+        return None
+    off, cell, order = best
+    g, c = ",".join(map(str, dims)), ",".join(map(str, cell))
+    return _order_candidate(
+        "grid-order", f"rank order of grid_order -R -g {g} -c {c} (the program's "
+        f"MPI_Cart_create grid, {ppn} ranks per node; measured off-node bytes {run_off:,} -> "
+        f"{off:,})", frame, order, f"mpiscope tune: place grid -R -g {g} -c {c}")
 
 
 def candidates(prof: Profile, diag: dict, cmd: LaunchCommand) -> tuple[list[dict], list[dict]]:
@@ -148,14 +221,16 @@ def candidates(prof: Profile, diag: dict, cmd: LaunchCommand) -> tuple[list[dict
         elif rule == EAGER_RULE:
             cand = eager_limit(f, cmd)
         elif rule == ORDER_RULE:
-            cand = rank_order(prof, cmd)
+            cand = [rank_order(prof, cmd), grid_order(prof, cmd)]
         else:
             cand = None
-        if cand is None:
+        made = [c for c in (cand if isinstance(cand, list) else [cand]) if c is not None]
+        if not made:
             manual.append({"rule": rule, "title": f["title"], "fix": f.get("fix")})
             continue
-        cand = out.setdefault(cand["kind"], {**cand, "findings": []})
-        cand["findings"].append({"rule": rule, "title": f["title"], "cost_s": f["cost_s"]})
+        for c in made:
+            c = out.setdefault(c["kind"], {**c, "findings": []})
+            c["findings"].append({"rule": rule, "title": f["title"], "cost_s": f["cost_s"]})
     return list(out.values()), manual
 
 

@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
         mpi: Optional[str] = mpi_option(),
         only: Optional[str] = typer.Option(None, "--only", metavar="KIND,...",
                                            help="Try only these candidates: binding, "
-                                                "omp-threads, eager-limit, rank-order."),
+                                                "omp-threads, eager-limit, rank-order, grid-order."),
         as_json: bool = typer.Option(False, "--json",
                                      help="Print the result as JSON (schema in docs/tune.md)."),
     ):
