@@ -96,7 +96,9 @@ def _usage_line(err) -> str:
 def main(argv: list[str] | None = None) -> int:
     try:
         # With standalone_mode=False click returns (not raises) a command's typer.Exit code.
-        rc = app(args=argv, standalone_mode=False, prog_name="mpiscope")
+        from .run.launch import expand_bare_sample
+        args = expand_bare_sample(sys.argv[1:] if argv is None else list(argv))
+        rc = app(args=args, standalone_mode=False, prog_name="mpiscope")
     except UserError as err:
         print(f"mpiscope: error: {literal(err)}", file=sys.stderr)
         return err.exit_code

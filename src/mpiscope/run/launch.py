@@ -17,6 +17,7 @@ launcher's exit code is returned, and the profile the run wrote is named.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -62,26 +63,39 @@ def mpi_option():
                              "launcher's name, else the program's libraries).")
 
 
-def sample_hz(value: str | None, command: list[str]) -> tuple[int | None, list[str]]:
-    """--sample's rate and the command: ``--sample`` alone means DEFAULT_SAMPLE_HZ, and a
-    word after it that is not a number is the command's first word, not a rate."""
+# run's own options that take a value (the next word is theirs, not the launch command).
+_VALUE_OPTIONS = ("--mode", "--dir", "--mpi", "--order", "--parent-pid", "--sample")
+_RATE = re.compile(r"^[-+]?[\d.]+$")
+
+
+def expand_bare_sample(argv: list[str]) -> list[str]:
+    """``mpiscope run --sample`` without a rate means DEFAULT_SAMPLE_HZ. click has no option
+    whose value may be left out, so before parsing, a ``--sample`` among run's own options
+    (before the launch command) that is not followed by a number becomes
+    ``--sample=DEFAULT_SAMPLE_HZ``; a number after it is its rate (checked by sample_hz)."""
+    if not argv or argv[0] != "run":
+        return argv
+    out, i = list(argv), 1
+    while i < len(out) and out[i] != "--" and out[i].startswith("-"):
+        if out[i] == "--sample" and not (i + 1 < len(out) and _RATE.match(out[i + 1])):
+            out[i] = f"--sample={DEFAULT_SAMPLE_HZ}"
+        elif out[i] in _VALUE_OPTIONS:
+            i += 1
+        i += 1
+    return out
+
+
+def sample_hz(value: str | None) -> int | None:
+    """--sample's rate (None: not sampled); a word that is not 1..10000 is refused."""
     if value is None:
-        return None, command
-    if value == "--":
-        return DEFAULT_SAMPLE_HZ, command
+        return None
     try:
         hz = int(value)
     except ValueError:
-        # click cannot tell `--sample=abc` from `--sample abc`: a word that is no program
-        # to run either is a mistyped rate, refused before anything starts.
-        if (value.startswith("-") or value.replace(".", "", 1).isdigit()
-                or not (shutil.which(value) or os.path.exists(value))):
-            raise UserError(f"--sample takes a whole number of Hz (1 to 10000), not {value!r} "
-                            "(nor is it a program to run)") from None
-        return DEFAULT_SAMPLE_HZ, [value, *command]
+        hz = 0
     if not 1 <= hz <= 10000:
         raise UserError(f"--sample takes a whole number of Hz (1 to 10000), not {value!r}")
-    return hz, command
+    return hz
 
 
 def run_environment(lib: str, base: dict, mode: str | None, sync: bool,
@@ -355,8 +369,7 @@ def register(app: typer.Typer) -> None:
         sync: bool = typer.Option(False, "--sync",
                                   help="Time a barrier before each collective and report it "
                                        "as collective sync time (MPISCOPE_SYNC=1)."),
-        sample: Optional[str] = typer.Option(None, "--sample", is_flag=False,
-                                             flag_value=str(DEFAULT_SAMPLE_HZ), metavar="[=HZ]",
+        sample: Optional[str] = typer.Option(None, "--sample", metavar="[=HZ]",
                                              help="Sample each thread that calls MPI at HZ per "
                                                   "second of its CPU time (default 100; "
                                                   "MPISCOPE_SAMPLE): the report's 'Compute by "
@@ -384,7 +397,7 @@ def register(app: typer.Typer) -> None:
             raise UserError(f"--mpi must be one of {', '.join(native.IMPLS)}, not {mpi!r}")
         if command and command[0] == "--":
             command = command[1:]
-        hz, command = sample_hz(sample, list(command))
+        hz = sample_hz(sample)
         rc = launch(list(command), mode=mode, sync=sync, mpit=mpit, outdir=outdir, mpi=mpi,
                     order=order, parent_pid=parent_pid, sample=hz)
         raise typer.Exit(rc)

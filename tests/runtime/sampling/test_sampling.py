@@ -139,19 +139,41 @@ def test_samples_in_mpi_are_mpi(cost):
 
 def test_run_option():
     from mpiscope.errors import UserError
-    from mpiscope.run.launch import sample_hz
-    assert sample_hz(None, ["mpirun"]) == (None, ["mpirun"])
-    assert sample_hz("--", ["mpirun"]) == (100, ["mpirun"])
-    assert sample_hz("mpirun", ["-n", "2"]) == (100, ["mpirun", "-n", "2"])
-    assert sample_hz("250", ["mpirun"]) == (250, ["mpirun"])
-    for bad in ("0", "20000", "-5", "2.5", "abc"):
+    from mpiscope.run.launch import expand_bare_sample, sample_hz
+    # a bare --sample among run's own options is 100 Hz; a number after it is its rate
+    for argv, want in (
+            (["run", "--sample", "--", "mpirun"], ["run", "--sample=100", "--", "mpirun"]),
+            (["run", "--sample", "mpirun", "-n", "2"], ["run", "--sample=100", "mpirun", "-n", "2"]),
+            (["run", "--dir", "d", "--sample"], ["run", "--dir", "d", "--sample=100"]),
+            (["run", "--sample", "250", "--", "x"], ["run", "--sample", "250", "--", "x"]),
+            (["run", "--sample=50", "--", "x"], ["run", "--sample=50", "--", "x"]),
+            (["run", "--", "mpirun", "--sample"], ["run", "--", "mpirun", "--sample"]),   # the launcher's
+            (["run", "mpirun", "--sample"], ["run", "mpirun", "--sample"]),
+            (["report", "--sample"], ["report", "--sample"])):
+        assert expand_bare_sample(argv) == want, argv
+    assert sample_hz(None) is None and sample_hz("250") == 250
+    for bad in ("0", "20000", "-5", "2.5", "abc", "--"):
         with pytest.raises(UserError):
-            sample_hz(bad, ["mpirun"])
+            sample_hz(bad)
     # `--sample=abc`: one line, exit 2, nothing started (the command would print "ran")
     proc = subprocess.run(mpitest.mpiscope_cmd("run", "--sample=abc", "--", "echo", "ran"),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "ran" not in proc.stdout, proc
     assert proc.stderr.count("\n") == 1 and "'abc'" in proc.stderr, proc.stderr
+
+
+def test_bare_sample_option_samples_at_100_hz(tmp_path):
+    """`mpiscope run --sample -- LAUNCH`: the profile says 100 Hz (the default rate)."""
+    impl = mpitest.impls()[0]
+    exe = compile_program(impl, "c", [PROGRAMS / "cost.c"], tmp_path / "cost", "-O1")
+    proc = subprocess.run(mpitest.mpiscope_cmd("run", "--sample", "--dir", str(tmp_path / "p"),
+                                               "--mpi", impl, "--", *mpitest.launcher(impl, 1),
+                                               str(exe), "1000000", "5", "1", "1"),
+                          capture_output=True, text=True, timeout=300, env=mpitest.mpi_env())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    from mpiscope import read
+    (path,) = (tmp_path / "p").glob("*.mpiscope")
+    assert read(path).sample_hz == 100
 
 
 def test_report_views(cost, tmp_path):
