@@ -11,6 +11,7 @@ one digit changed and the candidate is rejected.
 
 UCX (the transport under Open MPI's UCX PML and MPICH's ch4:ucx) logs to standard
 output: ``[1764390000.123] [node2:123:0]  flush.c:57  UCX  ERROR ... Endpoint timeout``
+(the pid padded to a width: ``[node2:4567 :0]``)
 on a slow link, in some runs and not others, while the run ends well. Such lines are the
 library's, not the program's, and are left out of the comparison (the exit code is
 checked on its own).
@@ -22,7 +23,9 @@ import re
 from collections import Counter
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
-_UCX_LOG = re.compile(r"^\[\d+\.\d+\]\s+\[[^\]]*:\d+:\d+\]\s+\S+:\d+\s+UCX\s+[A-Z]+\s")
+# [time] [host:pid:thread] file:line UCX LEVEL ...; UCX pads the pid to a width
+# ("[node1:4567 :0]"), so the second bracket is matched whole.
+_UCX_LOG = re.compile(r"^\[\d+\.\d+\]\s+\[[^\]]+\]\s+\S+:\d+\s+UCX\s+[A-Z]+\s")
 
 
 def _lines(text: str) -> Counter:
