@@ -306,7 +306,12 @@ def test_compare_per_function(cost, mpi_impl, tmp_path):
     heavy, light = rows["heavy_kernel"], rows["light_kernel"]
     assert heavy["in"] == "both" and heavy["where"] == "cost.c"
     assert -65 < heavy["seconds"]["change_pct"] < -35, heavy
-    assert abs(light["seconds"]["change_pct"]) < 25, light
+    # light_kernel has few samples (a quarter of rank 0's): its change is within the
+    # sampling error of the two counts, SIGMAS wide
+    na, nb = (next(r["samples"] for r in rep["samples"]["functions"]
+                   if r["function"] == "light_kernel") for rep in (rep_a, rep_b))
+    allowed = 100 * SIGMAS * np.sqrt(1 / na + 1 / nb) + 5
+    assert abs(light["seconds"]["change_pct"]) < allowed, (light, na, nb)
     assert heavy["imbalance_pct"]["b"] < heavy["imbalance_pct"]["a"] / 2, heavy
     assert heavy["max_pe"]["a"] == 1
     # the terminal table, from the real command
