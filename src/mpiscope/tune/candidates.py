@@ -17,7 +17,8 @@ command, so diagnose's costs and wording may change without touching this file.
                                  all ranks (MPI_Cart_create, its dims in the communicator's
                                  name), Cray's grid_order for that grid (row-major, as MPI
                                  numbers it) with the cell of ppn ranks that leaves the
-                                 fewest measured bytes off-node, if it beats the run's
+                                 fewest measured bytes off-node, when that is fewer than
+                                 the run left
 
 A candidate is a dict: kind (the rule), change (one line for people), options (launcher
 options put right after the launcher), drop (launcher options it replaces), env
@@ -215,22 +216,21 @@ def candidates(prof: Profile, diag: dict, cmd: LaunchCommand) -> tuple[list[dict
     for f in diag["findings"]:
         rule = f["rule"]
         if rule in BINDING_RULES:
-            cand = binding(prof, cmd)
+            made = [binding(prof, cmd)]
         elif rule == OMP_RULE:
-            cand = omp_threads(prof, cmd)
+            made = [omp_threads(prof, cmd)]
         elif rule == EAGER_RULE:
-            cand = eager_limit(f, cmd)
+            made = [eager_limit(f, cmd)]
         elif rule == ORDER_RULE:
-            cand = [rank_order(prof, cmd), grid_order(prof, cmd)]
+            made = [rank_order(prof, cmd), grid_order(prof, cmd)]
         else:
-            cand = None
-        made = [c for c in (cand if isinstance(cand, list) else [cand]) if c is not None]
+            made = []
+        made = [c for c in made if c is not None]
         if not made:
             manual.append({"rule": rule, "title": f["title"], "fix": f.get("fix")})
-            continue
-        for c in made:
-            c = out.setdefault(c["kind"], {**c, "findings": []})
-            c["findings"].append({"rule": rule, "title": f["title"], "cost_s": f["cost_s"]})
+        for cand in made:
+            entry = out.setdefault(cand["kind"], {**cand, "findings": []})
+            entry["findings"].append({"rule": rule, "title": f["title"], "cost_s": f["cost_s"]})
     return list(out.values()), manual
 
 

@@ -341,3 +341,17 @@ def test_fortran_module_procedures(mpi_impl, tmp_path):
     n = heavy["samples"] + light["samples"]
     p, want = heavy["samples"] / n, 12 / 14
     assert n >= 100 and abs(p - want) < SIGMAS * np.sqrt(want * (1 - want) / n) + 0.02, (p, n)
+
+
+def test_bare_sample_rewrite_knows_runs_value_options():
+    """expand_bare_sample skips the word after each of run's options that take a value: its
+    list must be exactly those of the run command (a new one would otherwise be read as the
+    start of the launch command)."""
+    import typer
+
+    from mpiscope.cli import app
+    from mpiscope.run.launch import _VALUE_OPTIONS
+    run = typer.main.get_command(app).commands["run"]
+    taking = {o for p in run.params if p.param_type_name == "option" and not p.is_flag
+              for o in p.opts}
+    assert taking == set(_VALUE_OPTIONS)
