@@ -26,7 +26,11 @@ atexit.register(shutil.rmtree, _DIR, True)
 # The problem and its fix, per mini-app, as (name, args); small and quick on 2 cores.
 # Little work per step, so that on a loaded test machine the flat run's compute noise stays a
 # small share of the run, and a hot rank doing 30 times the work stands out at any load.
-STENCIL = ("stencil", "--grid", "512x512", "--steps", "100")
+# A rank's two arrays well inside one core's L2 (2 MiB here): at 512x512 on 2 ranks they
+# filled it, and which physical pages a rank got decided its speed: a flat MPICH run's
+# compute was 0.53 vs 1.06 s per rank (1000 steps, bound, no run-queue wait), load balance
+# below 0.8 in 3 of 8 quiet runs (CI: 3 of 3). At 256x256 (0.5 MiB), 0.90-1.0 in 8 of 8.
+STENCIL = ("stencil", "--grid", "256x256", "--steps", "400")
 STENCIL_FLAT = STENCIL
 HOT_FACTOR = 30
 STENCIL_HOT = STENCIL + ("--hot-rank", "1", "--hot-factor", str(HOT_FACTOR))
@@ -60,8 +64,8 @@ def stencil_order(kind: str) -> tuple[str, ...]:
 
 
 def stencil_io(io: str) -> tuple[str, ...]:
-    """The stencil writing 8 snapshots of 2 MiB through rank 0 or with MPI-IO."""
-    return STENCIL + ("--io", io, "--io-every", "5", "--io-file", str(_DIR / f"{io}-{{n}}.dat"))
+    """The stencil writing 20 snapshots of 0.5 MiB through rank 0 or with MPI-IO."""
+    return STENCIL + ("--io", io, "--io-every", "20", "--io-file", str(_DIR / f"{io}-{{n}}.dat"))
 
 
 @functools.lru_cache(maxsize=None)

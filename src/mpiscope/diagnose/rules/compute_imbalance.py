@@ -2,6 +2,13 @@
 
 Cost = max(useful) - avg(useful): the time every rank would save per run if
 the work were spread evenly (the load-balance loss of POP, in seconds).
+
+A rank's compute time also holds the time another process had its CPU. Where the runtime
+recorded each rank's run-queue wait, the rule fires only if the imbalance outlasts it: at
+least max(compute - run-queue wait) - avg(compute) must reach the bar (a rank's own work is at
+least its compute time less all its wait; the average's at most its compute time). Otherwise
+the scheduler may have made the whole imbalance (CI: a flat stencil whose one rank lost its
+CPU to another process mid-step), and cpu-starved or oversubscribed says so.
 """
 
 from __future__ import annotations
@@ -9,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...profile import Profile
+from .. import cpu
 from ..common import MIN_COST_PCT, ev, finding, negative_useful, profile_arg, ranks_field, stat, worth
 from ..sampled import evidence as sampled_evidence, imbalance_functions, sentence
 from ..sites import site_evidence
@@ -26,13 +34,33 @@ def slow_ranks(useful: np.ndarray) -> np.ndarray:
     return np.flatnonzero(useful >= avg + SLOW_SHARE * (top - avg))
 
 
-def rule(prof: Profile, rep: dict) -> list[dict]:
-    if negative_useful(prof, rep):
-        return []  # threads rule explains why useful time is unknown
+def beyond_run_queue(prof: Profile) -> float | None:
+    """What balancing the work gains at least, however the run-queue wait fell: max over
+    ranks of (compute - run-queue wait per thread) - avg(compute); None where the wait was
+    not recorded (summary mode, an older runtime, a kernel without schedstat)."""
+    if prof.is_summary or not cpu.run_delay_known(prof):
+        return None
+    comp = prof.rank_metric("compute")
+    return float((comp - cpu.not_running(prof)).max() - comp.mean())
+
+
+def imbalanced(prof: Profile, rep: dict) -> bool:
+    """Compute load balance below LB_MAX, worth the bar, and not the scheduler's doing."""
     comp = stat(rep, "compute")
     top, avg = float(comp["max"]), float(comp["avg"])
     if top <= 0 or avg / top >= LB_MAX or not worth(top - avg, rep, MIN_COST_PCT):
+        return False
+    sure = beyond_run_queue(prof)
+    return sure is None or worth(sure, rep, MIN_COST_PCT)
+
+
+def rule(prof: Profile, rep: dict) -> list[dict]:
+    if negative_useful(prof, rep):
+        return []  # threads rule explains why useful time is unknown
+    if not imbalanced(prof, rep):
         return []
+    comp = stat(rep, "compute")
+    top, avg = float(comp["max"]), float(comp["avg"])
     if prof.is_summary:
         ranks = ranks_field([comp["max_pe"]])
         who = f"rank {comp['max_pe']} (maxPE; a summary profile names only the slowest rank)"
@@ -45,6 +73,9 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                 ev("compute time avg", avg, "s"),
                 ev("load balance avg/max", 100.0 * avg / top, "%"),
                 ev("compute imbalance (CrayPat)", comp["imbalance_pct"], "%")]
+    sure = beyond_run_queue(prof)
+    if sure is not None and sure < top - avg:
+        evidence.append(ev("of it beyond any rank's run-queue wait (at least)", sure, "s"))
     evidence += site_evidence(rep, *(r["name"] for r in rep["functions"] if r["kind"] in ("wait", "coll")),
                               what="wait and collective")
     carriers = imbalance_functions(rep, top - avg)     # a sampled run: in which functions

@@ -6,7 +6,8 @@ the slow ranks send late. Cost = mean wait time of those partners minus the
 slow ranks' own wait (the slow ranks show how long a receive takes when the
 data is on time), at most the slow ranks' extra compute over their partners
 (the lateness they can cause). Full mode only: needs per-rank wait time and
-peers.
+peers. Silent where compute-imbalance is (``imbalanced``): a sender made late by another
+process on its CPU is cpu-starved's.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...profile import Profile
-from ..common import MIN_COST_PCT, ev, finding, negative_useful, ranks_field, stat, worth
+from ..common import MIN_COST_PCT, ev, finding, negative_useful, ranks_field, worth
 from ..sites import site_evidence
-from .compute_imbalance import LB_MAX, slow_ranks
+from .compute_imbalance import imbalanced, slow_ranks
 
 RULE = "late-sender"
 # The partners' mean wait must reach this share of the other ranks' mean wait (when there are
@@ -28,10 +29,9 @@ CONCENTRATION = 0.9
 def rule(prof: Profile, rep: dict) -> list[dict]:
     if prof.is_summary or negative_useful(prof, rep) or len(prof.peers) == 0:
         return []
-    useful = prof.rank_metric("compute")
-    comp = stat(rep, "compute")
-    if comp["max"] <= 0 or comp["avg"] / comp["max"] >= LB_MAX:
+    if not imbalanced(prof, rep):
         return []
+    useful = prof.rank_metric("compute")
     slow = slow_ranks(useful)
     p = prof.peers
     touch = np.isin(p["rank"], slow) | np.isin(p["peer"], slow)
