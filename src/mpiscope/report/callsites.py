@@ -62,11 +62,8 @@ def resolve_sites(prof, site_ids, sym: Symbolizer) -> tuple[dict[int, list[dict]
                                for f in chain],
             })
         out[sid] = frames
-    status = []
-    for key in sorted(want, key=lambda k: mods[k].path):
-        st = sym.module_status(mods[key])
-        status.append({"path": mods[key].path, "build_id": mods[key].build_id.hex(),
-                       "status": st.status, "note": st.note})
+    status = [sym.module_report(mods[key], resolved[key])
+              for key in sorted(want, key=lambda k: mods[k].path)]
     return out, status
 
 

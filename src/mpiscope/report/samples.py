@@ -66,10 +66,8 @@ def _labels(prof, recs: np.ndarray, sym: Symbolizer) -> tuple[list[tuple], list[
         else:
             keys.append((f"({m.name}: no symbol)", None, m.path))
             lines.append(None)
-    status = []
-    for key in sorted(want, key=lambda k: mods[k].path):
-        st = sym.module_status(mods[key])
-        status.append({"path": mods[key].path, "status": st.status, "note": st.note})
+    status = [sym.module_report(mods[key], resolved[key])
+              for key in sorted(want, key=lambda k: mods[k].path)]
     return keys, lines, status
 
 

@@ -221,6 +221,33 @@ class Symbolizer:
         self._store(m)
         return {a: out[a] for a in addresses}
 
+    def module_report(self, m: Module, resolved: dict[int, tuple[Frame, ...]]) -> dict:
+        """The report's line on a module: its status and a note that says what its
+        ``resolved`` addresses (``resolve``'s answer) really got: file:line, functions
+        only, or module+offset; file:line out of the cache from an earlier command counts
+        as file:line even where the binary no longer has (or is no longer) that build."""
+        st = self.module_status(m)
+        out = {"path": m.path, "build_id": m.build_id.hex(), "status": st.status,
+               "note": st.note}
+        if m.kind != fmt.MODULE_ELF or st.status == "ok" or not resolved:
+            return out
+        lines = sum(any(f.file and f.line for f in fr) for fr in resolved.values())
+        names = sum(bool(fr) for fr in resolved.values()) - lines
+        total = len(resolved)
+        why = {"no-debug": "has no debug information (built without -g, or stripped)",
+               "rebuilt": "was rebuilt after the run", "missing": "is not found"}.get(
+                   st.status, "cannot be read")
+        if lines:
+            rest = total - lines
+            out["note"] = (f"{m.path} {why}: file:line of {lines} of its {total} addresses "
+                           "from the symbol cache (resolved from the same build earlier)"
+                           + (f"; the other {rest}: " + ("functions only" if names else
+                                                          f"{m.name}+offset") if rest else ""))
+        elif st.status == "no-debug" and not names:
+            out["note"] = (f"{m.name} has no debug information and no symbol table "
+                           f"(stripped): its sites are shown as {m.name}+offset")
+        return out
+
     # -- the cache per build ID ------------------------------------------------------------
 
     def _cache_file(self, m: Module) -> Path | None:

@@ -51,7 +51,19 @@ def test_stripped_binary_module_offset_never_a_wrong_name(tmp_path):
         assert r["location"].startswith("sites_stripped+0x") and r["parent"] is None, r
         assert r["file"] is None and r["line"] is None
     [mod] = cs["modules"]
+    # no symbol table either: the note says module+offset, not "functions only"
     assert mod["status"] == "no-debug" and "no debug information" in mod["note"]
+    assert "no symbol table" in mod["note"] and "sites_stripped+offset" in mod["note"]
+    assert "functions only" not in mod["note"]
+    # stripped of DWARF only (-g build): functions, no file:line
+    exe = compile_program("openmpi", "c", [SRC / "sites.c"], tmp_path / "sites_nodebug", "-O2")
+    subprocess.run(["strip", "--strip-debug", str(exe)], check=True)
+    (tmp_path / "nodebug").mkdir()
+    prof, _ = run_profile("openmpi", [str(exe)], tmp_path / "nodebug")
+    cs = build_report(prof, callsites=None, symbolizer=Symbolizer(use_cache=False))["callsites"]
+    assert all(r["file"] is None and r["parent"] for r in cs["rows"]), cs["rows"]
+    [mod] = cs["modules"]
+    assert mod["status"] == "no-debug" and "functions only, no file:line" in mod["note"]
 
 
 def test_rebuilt_binary_is_detected(tmp_path, monkeypatch):
@@ -80,6 +92,10 @@ def test_rebuilt_binary_is_detected(tmp_path, monkeypatch):
     rep = build_report(prof, callsites=None, symbolizer=Symbolizer())   # the cache alone
     assert {r["location"] for r in rep["callsites"]["rows"] if r["function"] == "MPI_Allreduce"} == \
         {f"sites_inline.c:{lines['inlined']}"}
+    # and the note says where the lines came from, not "shown as module+offset"
+    [mod] = rep["callsites"]["modules"]
+    assert mod["status"] == "rebuilt" and "from the symbol cache" in mod["note"], mod
+    assert "+offset" not in mod["note"] or "the other" in mod["note"]
 
 
 def test_language_names(tmp_path):
