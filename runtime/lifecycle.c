@@ -241,7 +241,12 @@ static void life_start(int provided)
  * pmpi_lifecycle.c, each with the MPI's own function to call. A nested entry
  * (a tool after us whose MPI_Init calls PMPI_Init, which is our hook) and a
  * copy of mpiscope that stands down for a later one only call it. */
-static int life_in_init;
+static volatile int life_in_init;
+int mpiscope_in_init(void)
+{
+    return life_in_init;
+}
+
 int mpiscope_init(int thread, int *argc, char ***argv, int required, int *provided,
                   int (*init)(int *, char ***), int (*init_thread)(int *, char ***, int, int *))
 {

@@ -172,6 +172,7 @@ extern __thread mpiscope_thread_t *mpiscope_tls __attribute__((tls_model("initia
 extern int mpiscope_sites_on;            /* call sites recorded (MPISCOPE_CALLSITES) */
 
 mpiscope_thread_t *mpiscope_thread_attach(void);  /* first MPI call of a thread */
+int mpiscope_in_init(void);   /* inside MPI_Init / MPI_Init_thread (the MPI's own threads start there) */
 /* MPI_Init / MPI_Init_thread (thread != 0) around the MPI's own init, and the
  * profile's part of MPI_Finalize: the wrappers and pmpi_lifecycle.c's hooks. */
 int mpiscope_init(int thread, int *argc, char ***argv, int required, int *provided,

@@ -28,9 +28,19 @@
  *   sites (CALLSITES) already time each site exactly.
  * - SIGPROF is taken only if the program left it at its default action: a
  *   program (or profiler) with its own SIGPROF handler is not sampled.
+ * - Threads that never call MPI (OpenMP workers, a program's own pthreads)
+ *   have no tables: wrappers/pthread_create.c starts them through
+ *   mpiscope_samples_thread_main, which gives each a sample table of its own ("solo" tables,
+ *   reported after the tables of the threads that called MPI) and its timer.
+ *   Only threads a program thread (one with tables, or a sampled one)
+ *   starts between MPI_Init and MPI_Finalize outside MPI calls: one started
+ *   inside an MPI call or MPI_Init is the MPI's own (progress, PMIx, UCX's
+ *   async thread), one a library's thread starts is that library's, and
+ *   one started before MPI_Init may be a library constructor's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +76,20 @@ typedef struct mpiscope_samp {
 static int samp_hz;                    /* 0: off */
 static volatile int samp_running;      /* between MPI_Init and MPI_Finalize's entry */
 
+/* Threads without tables (mpiscope_samples_thread_main): their sample tables, kept after they
+ * exit (their samples count) and reused by the next such thread. */
+#define SOLO_MAX 256u
+typedef struct {
+    samp_t *s;
+    int alive;
+} solo_t;
+static solo_t solo[SOLO_MAX];
+static unsigned nsolo;
+static pthread_mutex_t solo_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t solo_key;
+static pthread_once_t solo_once = PTHREAD_ONCE_INIT;
+static __thread samp_t *samp_own __attribute__((tls_model("initial-exec")));
+
 static uint64_t pc_of(void *ucv)
 {
     const ucontext_t *uc = ucv;
@@ -83,13 +107,14 @@ static void on_sample(int sig, siginfo_t *si, void *ucv)
 {
     (void)sig;
     mpiscope_thread_t *t = mpiscope_tls;
-    if (!samp_running || !si || si->si_code != SI_TIMER || !t || !t->samp ||
-        si->si_value.sival_ptr != t->samp)
+    if (!samp_running || !si || si->si_code != SI_TIMER)
         return;
-    samp_t *s = t->samp;
+    samp_t *s = si->si_value.sival_ptr;
+    if (!s || (s != samp_own && (!t || s != t->samp)))
+        return;
     /* an expiry missed while the signal was pending still cost a period of CPU */
     uint64_t n = 1u + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
-    uint32_t fn = t->now_func;
+    uint32_t fn = t ? t->now_func : 0u;
     uint64_t key = fn ? KEY_MPI | fn : pc_of(ucv);
     if (!key) {
         s->lost += n;
@@ -159,11 +184,9 @@ int mpiscope_samples_thread_init(mpiscope_thread_t *t)
     return 1;
 }
 
-void mpiscope_samples_thread_start(mpiscope_thread_t *t)
+/* A timer on the calling thread's CPU-time clock that signals that thread alone. */
+static void arm(samp_t *s)
 {
-    samp_t *s = t->samp;
-    if (!samp_running || !s || s->armed || MPISCOPE_SHARED(t))
-        return;
     struct sigevent ev;
     memset(&ev, 0, sizeof ev);
     ev.sigev_notify = SIGEV_THREAD_ID;
@@ -182,13 +205,24 @@ void mpiscope_samples_thread_start(mpiscope_thread_t *t)
     errno = saved;
 }
 
+static void disarm(samp_t *s)
+{
+    if (s && __atomic_exchange_n(&s->armed, 0, __ATOMIC_ACQ_REL))
+        timer_delete(s->timer);
+}
+
+void mpiscope_samples_thread_start(mpiscope_thread_t *t)
+{
+    samp_t *s = t->samp;
+    /* a solo thread that calls MPI keeps counting in its solo table */
+    if (!samp_running || !s || s->armed || MPISCOPE_SHARED(t) || samp_own)
+        return;
+    arm(s);
+}
+
 void mpiscope_samples_thread_stop(mpiscope_thread_t *t)
 {
-    samp_t *s = t ? t->samp : NULL;
-    if (s && s->armed) {
-        s->armed = 0;
-        timer_delete(s->timer);
-    }
+    disarm(t ? t->samp : NULL);
 }
 
 void mpiscope_samples_stop(void)
@@ -200,6 +234,75 @@ void mpiscope_samples_stop(void)
     unsigned nt = mpiscope_threads_list(threads, MPISCOPE_MAX_THREADS + 1);
     for (unsigned k = 0; k < nt; k++)
         mpiscope_samples_thread_stop(threads[k]);
+    pthread_mutex_lock(&solo_lock);
+    for (unsigned j = 0; j < nsolo; j++)
+        disarm(solo[j].s);
+    pthread_mutex_unlock(&solo_lock);
+}
+
+/* --- threads that never call MPI ------------------------------------------------ */
+
+static void solo_leave(void *p)
+{
+    solo_t *e = p;
+    pthread_mutex_lock(&solo_lock);
+    disarm(e->s);
+    e->alive = 0;
+    pthread_mutex_unlock(&solo_lock);
+    samp_own = NULL;
+}
+
+static void solo_key_make(void)
+{
+    pthread_key_create(&solo_key, solo_leave);
+}
+
+/* The calling (new) thread's solo table: one an exited thread left, else a
+ * new one, and its timer. None past SOLO_MAX at once. */
+static void solo_join(void)
+{
+    pthread_once(&solo_once, solo_key_make);
+    pthread_mutex_lock(&solo_lock);
+    solo_t *e = NULL;
+    for (unsigned j = 0; j < nsolo && !e; j++)
+        if (!solo[j].alive)
+            e = &solo[j];
+    if (!e && nsolo < SOLO_MAX) {
+        void *p = mmap(NULL, sizeof(samp_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p != MAP_FAILED) {
+            e = &solo[nsolo];
+            e->s = p;
+            __atomic_store_n(&nsolo, nsolo + 1u, __ATOMIC_RELEASE);
+        }
+    }
+    if (e) {
+        e->alive = 1;
+        samp_own = e->s;
+        if (samp_running)
+            arm(e->s);
+    }
+    pthread_mutex_unlock(&solo_lock);
+    if (e)
+        pthread_setspecific(solo_key, e);
+}
+
+/* The creator is a program thread (it called MPI, or is sampled as one)
+ * outside MPI_Init and MPI calls: a thread a library's own thread starts is
+ * that library's. */
+int mpiscope_samples_wants_thread(void)
+{
+    mpiscope_thread_t *t = mpiscope_tls;
+    return samp_running && (t || samp_own) && !mpiscope_in_init() && !(t && t->now_func);
+}
+
+void *mpiscope_samples_thread_main(void *p)
+{
+    mpiscope_thread_start_t a = *(mpiscope_thread_start_t *)p;
+    int saved = errno;      /* the thread starts as the C library started it */
+    free(p);
+    solo_join();
+    errno = saved;
+    return a.fn(a.arg);
 }
 
 /* --- at MPI_Finalize ----------------------------------------------------------- */
@@ -218,17 +321,65 @@ static int by_samples(const void *a, const void *b)
                                       : (x->r.offset > y->r.offset) - (x->r.offset < y->r.offset);
 }
 
+/* The tables to write, thread index k: the threads that called MPI (their
+ * tables' order), then the solo threads. */
+static unsigned tables_list(samp_t **out, unsigned cap)
+{
+    mpiscope_thread_t *threads[MPISCOPE_MAX_THREADS + 1];
+    unsigned nt = mpiscope_threads_list(threads, MPISCOPE_MAX_THREADS + 1), n = 0;
+    for (unsigned k = 0; k < nt && n < cap; k++)
+        out[n++] = threads[k]->samp;
+    unsigned ns = __atomic_load_n(&nsolo, __ATOMIC_ACQUIRE);
+    for (unsigned j = 0; j < ns && n < cap; j++)
+        out[n++] = solo[j].s;
+    return n;
+}
+
+/* Table s (thread k)'s used slots into rows[n..]: (module, offset) or the MPI function. */
+static size_t table_rows(const samp_t *s, unsigned k, int rank, row_t *rows, size_t n)
+{
+    int last = -1;
+    for (uint32_t i = 0; i < SAMP_SLOTS; i++) {
+        const samp_slot_t *e = &s->slot[i];
+        if (!e->key || !e->count)
+            continue;
+        row_t *w = &rows[n++];
+        w->r.rank = (uint32_t)rank;
+        w->r.thread = (uint16_t)k;
+        w->r.samples = e->count;
+        w->module = -1;
+        if (e->key & KEY_MPI) {
+            w->r.func = (uint16_t)((e->key & 0xFFFFu) - 1u);
+            continue;
+        }
+        w->r.func = MPISCOPE_SAMPLE_COMPUTE;
+        uintptr_t pc = (uintptr_t)e->key;
+        const mpiscope_modinfo_t *m = last >= 0 ? mpiscope_module(last) : NULL;
+        if (!m || m->kind != MPISCOPE_MODULE_ELF || pc < m->lo || pc >= m->hi)
+            last = mpiscope_sites_module_at(pc);
+        m = last >= 0 ? mpiscope_module(last) : NULL;
+        if (m) {
+            if (m->role == MPISCOPE_ROLE_SKIP)
+                w->r.func = MPISCOPE_SAMPLE_MPI_LAYER;
+            w->module = last;
+            w->r.module = m->rec.key;
+            w->r.offset = (uint64_t)(pc - m->base);
+        }
+    }
+    return n;
+}
+
 uint32_t mpiscope_samples_prepare(mpiscope_final_t *f, mpiscope_samples_out_t *o)
 {
     memset(o, 0, sizeof *o);
     if (samp_hz <= 0)
         return 0;
-    mpiscope_thread_t *threads[MPISCOPE_MAX_THREADS + 1];
-    unsigned nt = mpiscope_threads_list(threads, MPISCOPE_MAX_THREADS + 1);
+    samp_t *tables[MPISCOPE_MAX_THREADS + 1 + SOLO_MAX];
+    unsigned nt = tables_list(tables, MPISCOPE_MAX_THREADS + 1 + SOLO_MAX);
     size_t cap = 0;
     for (unsigned k = 0; k < nt; k++)
-        if (threads[k]->samp)
-            cap += threads[k]->samp->nused + 1u;
+        if (tables[k])
+            cap += tables[k]->nused + 1u;
     row_t *rows = calloc(cap ? cap : 1, sizeof *rows);
     uint64_t *other = calloc(nt ? nt : 1, sizeof *other);
     if (!rows || !other) {
@@ -237,43 +388,18 @@ uint32_t mpiscope_samples_prepare(mpiscope_final_t *f, mpiscope_samples_out_t *o
         return 0;
     }
     size_t n = 0;
-    int last = -1;
     for (unsigned k = 0; k < nt; k++) {
-        samp_t *s = threads[k]->samp;
+        samp_t *s = tables[k];
         if (!s)
             continue;
         other[k] = s->lost;
         o->total += s->lost;
         if (s->lost)
             f->overflow |= MPISCOPE_OVF_SAMPLES;
-        for (uint32_t i = 0; i < SAMP_SLOTS; i++) {
-            const samp_slot_t *e = &s->slot[i];
-            if (!e->key || !e->count)
-                continue;
-            row_t *w = &rows[n++];
-            w->r.rank = (uint32_t)f->rank;
-            w->r.thread = (uint16_t)k;
-            w->r.samples = e->count;
-            w->module = -1;
-            o->total += e->count;
-            if (e->key & KEY_MPI) {
-                w->r.func = (uint16_t)((e->key & 0xFFFFu) - 1u);
-                continue;
-            }
-            w->r.func = MPISCOPE_SAMPLE_COMPUTE;
-            uintptr_t pc = (uintptr_t)e->key;
-            const mpiscope_modinfo_t *m = last >= 0 ? mpiscope_module(last) : NULL;
-            if (!m || m->kind != MPISCOPE_MODULE_ELF || pc < m->lo || pc >= m->hi)
-                last = mpiscope_sites_module_at(pc);
-            m = last >= 0 ? mpiscope_module(last) : NULL;
-            if (m) {
-                if (m->role == MPISCOPE_ROLE_SKIP)
-                    w->r.func = MPISCOPE_SAMPLE_MPI_LAYER;
-                w->module = last;
-                w->r.module = m->rec.key;
-                w->r.offset = (uint64_t)(pc - m->base);
-            }
-        }
+        size_t first = n;
+        n = table_rows(s, k, f->rank, rows, n);
+        for (size_t i = first; i < n; i++)
+            o->total += rows[i].r.samples;
     }
     qsort(rows, n, sizeof *rows, by_samples);
     size_t keep = n < (size_t)mpiscope_settings.SAMPLE_MAX ? n : (size_t)mpiscope_settings.SAMPLE_MAX;

@@ -19,6 +19,16 @@ void mpiscope_samples_thread_start(mpiscope_thread_t *t); /* on the thread itsel
 void mpiscope_samples_thread_stop(mpiscope_thread_t *t);  /* on the thread itself, as it exits */
 void mpiscope_samples_stop(void);                     /* MPI_Finalize entry: every timer deleted */
 
+/* wrappers/pthread_create.c: a thread started now is the program's, to be
+ * sampled (MPISCOPE_SAMPLE set, not inside MPI_Init or an MPI call); it then
+ * runs mpiscope_samples_thread_main(start), which frees start (malloc'd). */
+typedef struct {
+    void *(*fn)(void *);
+    void *arg;
+} mpiscope_thread_start_t;
+int mpiscope_samples_wants_thread(void);
+void *mpiscope_samples_thread_main(void *start);
+
 typedef struct {
     mpiscope_sample_t *recs;     /* this rank's SAMPLES records (module: MODULES key) */
     int32_t *module;             /* [nrecs] modules.c index of each record, -1 none */

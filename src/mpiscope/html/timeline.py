@@ -189,7 +189,9 @@ def timeline_section(prof: Profile, rep: dict) -> page.Markup | None:
 def compare_overlay(t: dict, title: str) -> dict:
     """The compare dict's timeline: A's and B's MPI share per rank on one time axis."""
     x = (np.asarray(t["start"]) + t["column_seconds"] / 2).round(6).tolist()
-    data = [{"type": "scatter", "mode": "lines", "name": f"{side.upper()}: MPI share",
+    # a run that ended within one column has one value: a marker, as a line would draw nothing
+    data = [{"type": "scatter", "name": f"{side.upper()}: MPI share",
+             "mode": "lines" if sum(v is not None for v in t[side]["mpi"]) > 1 else "markers",
              "x": x, "y": [None if v is None else round(v, 4) for v in t[side]["mpi"]],
              "line": {"shape": "hvh", "dash": "solid" if side == "a" else "dot"},
              "hovertemplate": f"{side.upper()}: %{{y:.0%}} in MPI at %{{x:.4g}} s<extra></extra>"}

@@ -4,11 +4,12 @@ Cost = max(useful) - avg(useful): the time every rank would save per run if
 the work were spread evenly (the load-balance loss of POP, in seconds).
 
 A rank's compute time also holds the time another process had its CPU. Where the runtime
-recorded each rank's run-queue wait, the rule fires only if the imbalance outlasts it: at
-least max(compute - run-queue wait) - avg(compute) must reach the bar (a rank's own work is at
-least its compute time less all its wait; the average's at most its compute time). Otherwise
-the scheduler may have made the whole imbalance (CI: a flat stencil whose one rank lost its
-CPU to another process mid-step), and cpu-starved or oversubscribed says so.
+recorded each rank's run-queue wait, the rule fires only if the imbalance outlasts the
+differences in that wait: max(compute - (wait - least wait of any rank)) - avg(compute) must
+reach the bar too. A wait every rank had stretches them all alike (a loaded node: the 3:1
+cost program waited 2.7 s of its 4.3 s on both ranks and is still 3:1); the wait one rank had
+beyond the others may all have fallen in its compute (CI: a flat stencil whose one rank lost
+its CPU to another process mid-step), and then cpu-starved says so.
 """
 
 from __future__ import annotations
@@ -35,13 +36,14 @@ def slow_ranks(useful: np.ndarray) -> np.ndarray:
 
 
 def beyond_run_queue(prof: Profile) -> float | None:
-    """What balancing the work gains at least, however the run-queue wait fell: max over
-    ranks of (compute - run-queue wait per thread) - avg(compute); None where the wait was
-    not recorded (summary mode, an older runtime, a kernel without schedstat)."""
+    """The imbalance beyond the ranks' differences in run-queue wait: max over ranks of
+    (compute - (its wait per thread - the least wait of any rank)) - avg(compute); None where
+    the wait was not recorded (summary mode, an older runtime, a kernel without schedstat)."""
     if prof.is_summary or not cpu.run_delay_known(prof):
         return None
     comp = prof.rank_metric("compute")
-    return float((comp - cpu.not_running(prof)).max() - comp.mean())
+    wait = cpu.not_running(prof)
+    return float((comp - (wait - wait.min())).max() - comp.mean())
 
 
 def imbalanced(prof: Profile, rep: dict) -> bool:
@@ -75,7 +77,7 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
                 ev("compute imbalance (CrayPat)", comp["imbalance_pct"], "%")]
     sure = beyond_run_queue(prof)
     if sure is not None and sure < top - avg:
-        evidence.append(ev("of it beyond any rank's run-queue wait (at least)", sure, "s"))
+        evidence.append(ev("of it beyond the ranks' differences in run-queue wait", sure, "s"))
     evidence += site_evidence(rep, *(r["name"] for r in rep["functions"] if r["kind"] in ("wait", "coll")),
                               what="wait and collective")
     carriers = imbalance_functions(rep, top - avg)     # a sampled run: in which functions

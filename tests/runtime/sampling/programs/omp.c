@@ -1,6 +1,9 @@
-/* One rank, two OpenMP threads that both call MPI (so both are sampled):
- * thread 0 runs light_kernel (N trips), thread 1 heavy_kernel (3N trips).
- * usage: omp N */
+/* One rank, two OpenMP threads: thread 0 runs light_kernel (N trips),
+ * thread 1 heavy_kernel (3N trips). Both call MPI in the parallel region,
+ * or with "nompi" only the master thread calls MPI, outside it (the worker
+ * never has tables of its own: sampled through the runtime's pthread_create).
+ * usage: omp N [nompi] */
+#include <string.h>
 #include <mpi.h>
 #include <omp.h>
 #include <stdio.h>
@@ -23,10 +26,12 @@ int main(int argc, char **argv)
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     long n = argc > 1 ? atol(argv[1]) : 1000000;
+    int mpi_in_region = !(argc > 2 && strcmp(argv[2], "nompi") == 0);
 #pragma omp parallel num_threads(2)
     {
         int rank;
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);   /* this thread's first MPI call: its timer */
+        if (mpi_in_region)
+            MPI_Comm_rank(MPI_COMM_WORLD, &rank);   /* this thread's first MPI call: its timer */
         if (omp_get_thread_num() == 0)
             light_kernel(n);
         else
