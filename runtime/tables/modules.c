@@ -105,12 +105,17 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-/* The MPI library's own layers (C, Fortran bindings, their runtime), by name. */
+/* The MPI library's own layers (C, Fortran bindings, their runtime) and the
+ * transports and process managers it runs on, by name. RATIONALE: UCX runs
+ * code on a rank's thread outside any MPI call (MPICH over UCX: a sample in
+ * libuct on the main thread between calls); that is the MPI's time, not the
+ * program's compute. */
 static int is_mpi_layer(const char *path)
 {
     static const char *const prefixes[] = {"libmpi.", "libmpi_", "libmpich", "libmpifort", "libpmpi",
                                            "libfmpich", "libmpicxx", "libopen-pal", "libopen-rte",
-                                           "libmpl.", "libmpiscope"};
+                                           "libmpl.", "libmpiscope", "libucp.", "libuct.", "libucs.",
+                                           "libucm.", "libpmix.", "libfabric.", "libhcoll."};
     const char *b = base_name(path);
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
         if (strncmp(b, prefixes[i], strlen(prefixes[i])) == 0)

@@ -179,17 +179,24 @@ def samples_section(prof, top: int | None = DEFAULT_TOP, sym: Symbolizer | None 
         f"({out['compute_samples']:,} outside MPI): a share p of n samples has a standard "
         f"error of sqrt(p(1-p)/n) (the ± column); estimated time = samples / {hz:g} Hz, "
         f"CPU time, summed over a rank's threads")
-    out["notes"].append("only threads that call MPI are sampled (each from its first MPI call); "
-                        "docs/sampling.md")
+    out["notes"].append("sampled: the threads that call MPI (each from its first MPI call) and "
+                        "the threads they start outside MPI calls; docs/sampling.md")
     return out
+
+
+# The OpenMP runtimes' libraries (GNU, LLVM, Intel): a thread's samples there are its
+# waiting at barriers and for work (spinning), not the program's work.
+OPENMP_RUNTIMES = ("libgomp.", "libomp.", "libiomp5.", "libiomp.")
 
 
 def _threads(compute: np.ndarray, idx: np.ndarray, names: list[tuple], P: int,
              period: float) -> list[dict]:
-    """Per (rank, thread) of the ranks sampled on more than one thread: its compute seconds
-    and its three most sampled functions."""
+    """Per (rank, thread) of the ranks sampled on more than one thread: its compute seconds,
+    of which in the OpenMP runtime, and its three most sampled functions."""
     if not len(compute):
         return []
+    in_omp = np.array([bool(m) and os.path.basename(m).startswith(OPENMP_RUNTIMES)
+                       for _, _, m in names], bool)
     ranks = compute["rank"].astype(np.int64)
     threads = compute["thread"].astype(np.int64)
     multi = [r for r in np.unique(ranks).tolist()
@@ -201,6 +208,7 @@ def _threads(compute: np.ndarray, idx: np.ndarray, names: list[tuple], P: int,
             by_f = np.bincount(idx[mine], weights=compute["samples"][mine], minlength=len(names))
             topf = np.argsort(-by_f, kind="stable")[:3]
             out.append({"rank": r, "thread": t, "seconds": float(by_f.sum()) * period,
+                        "openmp_runtime_seconds": float(by_f[in_omp].sum()) * period,
                         "functions": [{"function": names[g][0], "seconds": float(by_f[g]) * period}
                                       for g in topf if by_f[g] > 0]})
             if len(out) >= THREAD_ROWS_MAX:

@@ -269,6 +269,30 @@ def test_openmp_threads_sampled(omp):
     assert abs(p - 0.75) < SIGMAS * np.sqrt(0.75 * 0.25 / (h + l)) + 0.03, (h, l)
 
 
+def test_thread_imbalance_is_a_finding(omp):
+    """The thread doing 3x the other's work is diagnose's thread-imbalance, naming
+    heavy_kernel, priced from the report's thread rows (work: seconds outside the OpenMP
+    runtime): the busiest thread's work - the average, "up to"."""
+    from mpiscope.diagnose import diagnose
+    prof, out, rep = omp
+    found = {f["rule"]: f for f in diagnose(prof, rep)["findings"]}
+    f = found["thread-imbalance"]
+    work = [t["seconds"] - t["openmp_runtime_seconds"] for t in rep["samples"]["threads"]]
+    assert f["cost_s"] == pytest.approx(max(work) - sum(work) / len(work))
+    assert "heavy_kernel" in f["title"] and f["ranks"]["list"] == [0] and f["bound"] == "upper"
+
+
+def test_even_threads_are_no_thread_imbalance(mpi_impl, tmp_path):
+    exe = compile_program(mpi_impl, "c", [PROGRAMS / "omp.c"], tmp_path / "omp", "-O1", "-fopenmp")
+    prof, out = run_profile(mpi_impl, [str(exe), "150000000", "nompi", "even"], tmp_path, n=1,
+                            env={"MPISCOPE_SAMPLE": str(HZ), "OMP_NUM_THREADS": "2",
+                                 "OMP_WAIT_POLICY": "passive"})
+    rep = build_report(prof, symbolizer=Symbolizer(use_cache=False))
+    from mpiscope.diagnose import diagnose
+    assert len(rep["samples"]["threads"]) == 2      # both threads sampled, with light_kernel
+    assert "thread-imbalance" not in {f["rule"] for f in diagnose(prof, rep)["findings"]}
+
+
 def test_html_page_shows_sampled_functions(cost, tmp_path):
     """`mpiscope html`: the sampled functions' table, the MPI share and each rank's
     estimated CPU seconds stacked by function, the same numbers as the report dict."""

@@ -1,8 +1,9 @@
 /* One rank, two OpenMP threads: thread 0 runs light_kernel (N trips),
  * thread 1 heavy_kernel (3N trips). Both call MPI in the parallel region,
  * or with "nompi" only the master thread calls MPI, outside it (the worker
- * never has tables of its own: sampled through the runtime's pthread_create).
- * usage: omp N [nompi] */
+ * never has tables of its own: sampled through the runtime's pthread_create);
+ * with "even" both threads run light_kernel (balanced threads).
+ * usage: omp N [mpi|nompi] [even] */
 #include <string.h>
 #include <mpi.h>
 #include <omp.h>
@@ -27,12 +28,13 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     long n = argc > 1 ? atol(argv[1]) : 1000000;
     int mpi_in_region = !(argc > 2 && strcmp(argv[2], "nompi") == 0);
+    int even = argc > 3 && strcmp(argv[3], "even") == 0;
 #pragma omp parallel num_threads(2)
     {
         int rank;
         if (mpi_in_region)
             MPI_Comm_rank(MPI_COMM_WORLD, &rank);   /* this thread's first MPI call: its timer */
-        if (omp_get_thread_num() == 0)
+        if (omp_get_thread_num() == 0 || even)
             light_kernel(n);
         else
             heavy_kernel(n);
