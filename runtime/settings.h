@@ -66,8 +66,9 @@
       "distinct call sites per process; calls at more are counted in one '(no room)' site per "   \
       "function (overflow bit 8)")                                                                \
     X(SAMPLE, int, "0", "0..10000",                                                               \
-      "Hz of CPU time at which every thread that calls MPI is sampled (the program counter, or "  \
-      "the MPI call it is in; docs/sampling.md); 0: no sampling; mpiscope run --sample sets 100") \
+      "Hz of CPU time at which every thread of the program is sampled (those that call MPI and "  \
+      "those they start outside MPI calls; the program counter, or the MPI call it is in; "       \
+      "docs/sampling.md); 0: no sampling; mpiscope run --sample sets 100")                        \
     X(SAMPLE_MAX, int, "1024", "16..1048576",                                                     \
       "sampled addresses kept per rank (the most sampled); the rest are counted in one 'other' "  \
       "row per thread")

@@ -370,8 +370,10 @@ def register(app: typer.Typer) -> None:
                                   help="Time a barrier before each collective and report it "
                                        "as collective sync time (MPISCOPE_SYNC=1)."),
         sample: Optional[str] = typer.Option(None, "--sample", metavar="[=HZ]",
-                                             help="Sample each thread that calls MPI at HZ per "
-                                                  "second of its CPU time (default 100; "
+                                             help="Sample each thread of the program (those that "
+                                                  "call MPI and those they start, e.g. OpenMP "
+                                                  "workers) at HZ per second of its CPU time "
+                                                  "(default 100; "
                                                   "MPISCOPE_SAMPLE): the report's 'Compute by "
                                                   "function (sampled)' (docs/sampling.md)."),
         mpit: bool = typer.Option(False, "--mpit",
