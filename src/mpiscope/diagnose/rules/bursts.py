@@ -11,10 +11,11 @@ bursts. If the bursts' work were spread evenly over the P ranks, each would do 1
 and none would wait: the run would shorten by the waiting the others do now, which is
 that excess ((P - 1) / P of the bursts' duration when one rank works).
 
-Full mode with the ranks' run-queue wait recorded: the cost beyond the working ranks' wait
-in excess of the least wait of any rank must reach the bar too. Another process taking a
-rank's CPU in time slices makes that rank "work" in bursts while its partners wait; that is
-cpu-starved's (a busy loop pinned to one rank's core: 8-27 % "bursts" before this).
+Full mode with the ranks' run-queue wait recorded: the cost beyond the largest run-queue
+wait of a rank in excess of the least of any rank must reach the bar too. Another process
+taking a rank's CPU in time slices stretches that rank's compute or its MPI time in bursts
+(it "works" while its partners wait, or it "waits" while they work); that is cpu-starved's
+(a busy loop pinned to one rank's core: 8-27 % "bursts" before this).
 """
 
 from __future__ import annotations
@@ -82,10 +83,10 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
     if shares is not None:
         workers = np.flatnonzero(shares < WORKS * shares.max())
         waiters = np.flatnonzero(shares >= WAITS)
-        if len(workers) and cpu.run_delay_known(prof):
+        if cpu.run_delay_known(prof):
             wait = cpu.not_running(prof)
-            if not worth(cost - float((wait[workers] - wait.min()).mean()), rep, MIN_COST_PCT):
-                return []       # the workers' CPU was taken in slices: cpu-starved's
+            if not worth(cost - float((wait - wait.min()).max()), rep, MIN_COST_PCT):
+                return []       # a rank's CPU was taken in slices: cpu-starved's
     else:   # summary mode: the rank least in MPI in most burst bins; the others wait
         lo = np.asarray(tl["min_pe"])[bins]
         u, c = np.unique(lo, return_counts=True)
