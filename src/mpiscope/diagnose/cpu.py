@@ -110,6 +110,15 @@ def not_running(prof: Profile) -> np.ndarray:
     return np.maximum(wall * t - e["cpu_time"], 0.0) / t
 
 
+def wait_beyond_least(prof: Profile) -> np.ndarray | None:
+    """Per rank, its run-queue wait per thread beyond the least of any rank (a wait every rank
+    had stretches them all alike); None where the wait was not recorded."""
+    if prof.is_summary or not run_delay_known(prof):
+        return None
+    wait = not_running(prof)
+    return wait - wait.min()
+
+
 def cpu_rate(prof: Profile) -> np.ndarray:
     """CPUs each rank used on average over its run (CPU time / wall time)."""
     wall = prof.ranks["wall"].astype(np.float64)

@@ -83,10 +83,9 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
     if shares is not None:
         workers = np.flatnonzero(shares < WORKS * shares.max())
         waiters = np.flatnonzero(shares >= WAITS)
-        if cpu.run_delay_known(prof):
-            wait = cpu.not_running(prof)
-            if not worth(cost - float((wait - wait.min()).max()), rep, MIN_COST_PCT):
-                return []       # a rank's CPU was taken in slices: cpu-starved's
+        excess = cpu.wait_beyond_least(prof)
+        if excess is not None and not worth(cost - float(excess.max()), rep, MIN_COST_PCT):
+            return []           # a rank's CPU was taken in slices: cpu-starved's
     else:   # summary mode: the rank least in MPI in most burst bins; the others wait
         lo = np.asarray(tl["min_pe"])[bins]
         u, c = np.unique(lo, return_counts=True)

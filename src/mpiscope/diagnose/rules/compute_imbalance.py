@@ -39,11 +39,11 @@ def beyond_run_queue(prof: Profile) -> float | None:
     """The imbalance beyond the ranks' differences in run-queue wait: max over ranks of
     (compute - (its wait per thread - the least wait of any rank)) - avg(compute); None where
     the wait was not recorded (summary mode, an older runtime, a kernel without schedstat)."""
-    if prof.is_summary or not cpu.run_delay_known(prof):
+    excess = cpu.wait_beyond_least(prof)
+    if excess is None:
         return None
     comp = prof.rank_metric("compute")
-    wait = cpu.not_running(prof)
-    return float((comp - (wait - wait.min())).max() - comp.mean())
+    return float((comp - excess).max() - comp.mean())
 
 
 def imbalanced(prof: Profile, rep: dict) -> bool:

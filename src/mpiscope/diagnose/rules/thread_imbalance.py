@@ -36,10 +36,10 @@ def rule(prof, rep: dict) -> list[dict]:
         if top <= 0 or len(work) < 2:
             continue
         if worst is None or top - avg > worst[1]:
-            worst = (rank, top - avg, top, avg, threads[work.index(top)], threads, work)
+            worst = (rank, top - avg, top, avg, threads[work.index(top)], threads)
     if worst is None:
         return []
-    rank, cost, top, avg, busy, threads, work = worst
+    rank, cost, top, avg, busy, threads = worst
     if avg / top >= LB_MAX or not worth(cost, rep, MIN_COST_PCT):
         return []
     what = busy["functions"][0]["function"] if busy["functions"] else None
