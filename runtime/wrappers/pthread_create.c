@@ -23,6 +23,7 @@
 int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
     static __typeof__(pthread_create) *next;
+    int saved = errno;      /* the caller's errno is the C library's doing alone (dlsym sets it) */
     __typeof__(pthread_create) *call = __atomic_load_n(&next, __ATOMIC_ACQUIRE);
     if (!call) {
         call = (__typeof__(pthread_create) *)dlsym(RTLD_NEXT, "pthread_create");
@@ -30,9 +31,11 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(vo
             return EAGAIN;
         __atomic_store_n(&next, call, __ATOMIC_RELEASE);
     }
+    errno = saved;
     if (!fn || !mpiscope_samples_wants_thread())
         return call(thread, attr, fn, arg);
     mpiscope_thread_start_t *start = malloc(sizeof *start);
+    errno = saved;
     if (!start)
         return call(thread, attr, fn, arg);
     start->fn = fn;
