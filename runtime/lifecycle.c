@@ -10,6 +10,7 @@
  * messages never match the application's.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -254,13 +255,17 @@ int mpiscope_init(int thread, int *argc, char ***argv, int required, int *provid
     if (life_in_init || mpiscope_stand_down())
         return thread ? init_thread(argc, argv, required, provided) : init(argc, argv);
     life_in_init = 1;
+    int err = errno;
     mpiscope_env_init_enter();
+    errno = err;
     int rc = thread ? init_thread(argc, argv, required, provided) : init(argc, argv);
+    err = errno;    /* the program sees the MPI's errno, not what starting up left (settings' strtol...) */
     mpiscope_env_init_mpi_done();
     if (rc == MPI_SUCCESS)
         life_start(!thread ? MPI_THREAD_SINGLE : provided ? *provided : required);
     mpiscope_env_init_exit();
     life_in_init = 0;
+    errno = err;
     return rc;
 }
 
@@ -562,10 +567,20 @@ void mpiscope_rank_totals(mpiscope_final_t *f, double *mpi, double *wait, double
 
 /* The profile's part of MPI_Finalize (here and in the PMPI_Finalize hook):
  * wait for every rank, then write. */
+static void life_finalize(void);
+
+/* The MPI's MPI_Finalize sees the program's errno, not what writing the profile left. */
 void mpiscope_finalize(void)
 {
     if (!mpiscope_on || life_finished)
         return;
+    int err = errno;
+    life_finalize();
+    errno = err;
+}
+
+static void life_finalize(void)
+{
     uint64_t tsc_end = mpiscope_now();
     mpiscope_samples_stop();    /* the samples end where the wall time does */
     life_finished = 1;
@@ -644,15 +659,18 @@ static size_t life_safe_name(const char *s, char *buf, size_t cap)
     return n;      /* no terminator within cap - 1 bytes: the prefix is the name */
 }
 
+/* errno: the caller's is kept (the name's read, a region's first use) */
 static void life_pcontrol(int level, const char *name, size_t len)
 {
     if (mpiscope_on) {
+        int err = errno;
         MPISCOPE_CALL(c, MPISCOPE_ID_MPI_Pcontrol, -1, -1);
         c.t0 = c.t1 = 0;    /* Pcontrol is bookkeeping, not time in MPI */
         c.ret = NULL;       /* and has no call site */
         mpiscope_record(&c); /* charged to the region it is called in */
         if (name && len)
             mpiscope_region_control(level, name, len);
+        errno = err;
     }
 }
 
@@ -668,6 +686,7 @@ int MPI_Pcontrol(const int level, ...)
     char buf[MPISCOPE_REGION_NAME_MAX];
     size_t len = 0;
     const char *name = NULL;
+    int err = errno;
     if (level == 1 || level == -1) {
         va_list ap;
         va_start(ap, level);
@@ -675,6 +694,7 @@ int MPI_Pcontrol(const int level, ...)
         va_end(ap);
         len = life_safe_name(name, buf, sizeof buf);
     }
+    errno = err;
     life_pcontrol(level, len ? buf : NULL, len);
     /* a tool after us gets the name pointer the program passed, as it would without us */
     return len ? mpiscope_next_MPI_Pcontrol(level, name) : mpiscope_next_MPI_Pcontrol(level);

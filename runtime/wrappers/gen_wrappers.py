@@ -27,7 +27,10 @@ still sees every call; until resolved, and when there is no dynamic loader,
 the pointer is PMPI_<Name>. The generator knows no role: it emits MPISCOPE_PRE_<role>(&c, args...) before
 the PMPI call and MPISCOPE_POST_<role>(&c, rc, args...) after it, as
 functions.ROLES says, wrapped in ``if (MPISCOPE_QUAL_<q>(&c))`` for a
-qualified role. Only the standard library is used; the output has no
+qualified role. errno: the MPI call sees the program's, and the program sees
+what the MPI call left; the roles' and tables' own work (a new communicator's
+group, a call site's first unwind, malloc) never shows through. One
+__errno_location() per call (a const function: gcc calls it once). Only the standard library is used; the output has no
 timestamp, and a file whose text is unchanged is not rewritten.
 """
 
@@ -164,17 +167,21 @@ def emit_wrapper(mod, f) -> str:
     lines = [f"int {f.name}({params})", "{",
              f"    if (!mpiscope_on)",
              f"        return mpiscope_next_{f.name}({call_args});",
+             "    int *errp = &errno, err = *errp;",
              f"    MPISCOPE_CALL(c, MPISCOPE_ID_{f.name}, {hist}, {sync});",
              *pre,
+             "    *errp = err;",
              "    c.t0 = mpiscope_now();",
              "    mpiscope_enter(&c);",
              f"    int rc = mpiscope_next_{f.name}({call_args});",
              "    c.t1 = mpiscope_now();",
+             "    err = *errp;",
              "    mpiscope_leave(&c);",
              *post,
              "    if (rc != MPI_SUCCESS)",
              "        MPISCOPE_FAILED(&c);",
              "    mpiscope_record(&c);",
+             "    *errp = err;",
              "    return rc;", "}", ""]
     return "\n".join(lines)
 
@@ -205,7 +212,7 @@ def emit_next_table(functions) -> str:
 
 def emit_wrappers(mod, functions) -> str:
     out = [HEADER, "/* One wrapper per function of the list; roles.h gives each role its meaning. */\n",
-           '#include "roles.h"\n#include "stacking.h"\n\n', emit_next_table(functions)]
+           '#include <errno.h>\n\n#include "roles.h"\n#include "stacking.h"\n\n', emit_next_table(functions)]
     out += [emit_wrapper(mod, f) + "\n" for f in functions if not f.hand]
     return "".join(out)
 

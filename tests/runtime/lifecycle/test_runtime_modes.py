@@ -90,6 +90,27 @@ def test_ld_preload_directly(runner, impl):  # noqa: F811
     assert_one_node(prof)
 
 
+# Every setting that adds work around the calls: sampling's timers (the setting's own parse
+# once set errno to 0 after MPI_Init), call sites' unwinding, the timeline, summary mode.
+ERRNO_SETTINGS = {"default": {}, "sampled": {"MPISCOPE_SAMPLE": "1000"},
+                  "deep-sites": {"MPISCOPE_CALLSITE_DEPTH": "8"},
+                  "summary": {"MPISCOPE_MODE": "summary", "MPISCOPE_SYNC": "1"}}
+
+
+@pytest.mark.parametrize("how", sorted(ERRNO_SETTINGS))
+def test_program_errno_is_the_mpis_alone(runner, impl, how):  # noqa: F811
+    """errno after MPI_Init, MPI_Pcontrol, communicator calls and MPI_Finalize is what the
+    MPI left (or the program's own value), as without the runtime (tests/programs/errno_kept.c)."""
+    run = runner.run(impl, "errno_kept", how="preload", env=ERRNO_SETTINGS[how])
+    plain = runner.run(impl, "errno_kept", how="plain")
+    run.assert_ok()
+    plain.assert_ok()
+    lines = [x for x in plain.results if " errno after Init " in x]
+    assert len(lines) == plain.nranks
+    assert run.results == plain.results
+    assert run.profile.nranks == plain.nranks
+
+
 def linked_ring(P: int) -> Expect:
     e = Expect(P)
     for r in range(P):
