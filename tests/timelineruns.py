@@ -48,6 +48,13 @@ DRIFT = ("30", "40", "drift", "1.2")
 # sees them on a balanced program) stay within the 5 x median that jitter needs; the jitter
 # rule's own test plants its bins (test_timeline_rules.py).
 STEADY = ("30", "40", "lag", "10")
+# STEADY, then rank 0 writes its "output" for 400 ms while the other waits in MPI_Bcast: a
+# slow end, and no drift (the end is a step, not a growth: drift read it as one until the
+# end phase was left out of its fit).
+SLOW_END = STEADY + ("end", "400")
+# Balanced 50 ms steps; at 8 of the 40, pseudo-randomly placed and no period, one rank sleeps
+# 150 ms more: the other's time in that step's MPI_Allreduce jumps from ~0 to 150 ms.
+JITTER = ("40", "50", "jitter", "150")
 
 
 @functools.lru_cache(maxsize=None)

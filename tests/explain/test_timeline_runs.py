@@ -78,3 +78,23 @@ def test_drift_found(impl):
 
 def test_steady_raises_no_timeline_finding(impl):
     first_run(impl, timelineruns.STEADY, lambda prof, out, f: not f)
+
+
+def test_slow_end_found_and_no_drift(impl):
+    def holds(prof, out, f):
+        e = f.get("slow-end")
+        return e and e["ranks"]["list"] == [0] and "drift" not in f
+    prof, _, rep, f, _ = first_run(impl, timelineruns.SLOW_END, holds)
+    assert "wait in coll calls" in f["slow-end"]["title"]
+    end = rep["timeline"]["phases"][-1]
+    assert end["label"] == "end" and 0.3 <= end["seconds"] <= 0.7
+
+
+def test_jitter_found(impl):
+    def holds(prof, out, f):
+        return "jitter" in f and "periodic-bursts" not in f
+    prof, _, rep, f, _ = first_run(impl, timelineruns.JITTER, holds)
+    j = f["jitter"]
+    ev = {e["label"]: e["value"] for e in j["evidence"]}
+    assert ev["95th percentile"] >= 5 * ev[next(k for k in ev if k.startswith("collective share"))]
+    assert j["cost_s"] > 0

@@ -1,6 +1,7 @@
 /*
  * Planted phases in time, for the timeline (runtime bins, report, diagnose).
  *   phases STEPS STEP_MS [bursts EVERY BURST_MS] [drift GROW_MS] [lag LAG_MS] [start INIT_MS]
+ *          [end END_MS] [jitter JIT_MS]
  * Every step each rank sleeps STEP_MS milliseconds, then all ranks meet in
  * MPI_Allreduce (8 bytes). Options, combinable:
  *   bursts: every EVERY-th step rank 0 sleeps BURST_MS more (its "output"),
@@ -14,7 +15,12 @@
  *   lag:    the last rank sleeps LAG_MS more every step (an imbalance that
  *           stays the same: steady in time);
  *   start:  before the steps rank 0 sleeps INIT_MS (reads its "input") while
- *           the others wait in an MPI_Bcast of 1 KiB.
+ *           the others wait in an MPI_Bcast of 1 KiB;
+ *   end:    after the steps rank 0 sleeps END_MS (writes its "output") while
+ *           the others wait in an MPI_Bcast of 1 KiB;
+ *   jitter: at about one step in six, chosen pseudo-randomly (the same on
+ *           every rank, no period), one pseudo-random rank sleeps JIT_MS more:
+ *           the others' time in that step's MPI_Allreduce jumps (noise).
  * Sleeps, not spins, so oversubscribed ranks keep the planted times. One
  * MPI_Allreduce at the end checks that every rank ran every step. With
  * bursts, rank 0 prints the period the bursts really had (the mean time from
@@ -38,7 +44,7 @@ int main(int argc, char **argv)
     int steps = argc > 1 ? atoi(argv[1]) : 20;
     double step_ms = argc > 2 ? atof(argv[2]) : 20;
     int every = 0;
-    double burst_ms = 0, grow_ms = 0, lag_ms = 0, init_ms = 0;
+    double burst_ms = 0, grow_ms = 0, lag_ms = 0, init_ms = 0, end_ms = 0, jit_ms = 0;
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "bursts") && i + 2 < argc) {
             every = atoi(argv[i + 1]);
@@ -50,6 +56,10 @@ int main(int argc, char **argv)
             lag_ms = atof(argv[++i]);
         } else if (!strcmp(argv[i], "start") && i + 1 < argc) {
             init_ms = atof(argv[++i]);
+        } else if (!strcmp(argv[i], "end") && i + 1 < argc) {
+            end_ms = atof(argv[++i]);
+        } else if (!strcmp(argv[i], "jitter") && i + 1 < argc) {
+            jit_ms = atof(argv[++i]);
         }
     }
     if (init_ms > 0) {
@@ -61,8 +71,12 @@ int main(int argc, char **argv)
     long done = 0, total = 0, one = 1, sum = 0;
     double first = 0, last = 0;
     int bursts = 0;
+    unsigned noise = 12345u;
     for (int s = 0; s < steps; s++) {
         double ms = step_ms;
+        noise = noise * 1103515245u + 12345u;
+        if (jit_ms > 0 && (noise >> 16) % 6 == 0 && rank == (int)((noise >> 8) % (unsigned)size))
+            ms += jit_ms;
         if (rank == 0 && every > 0 && s % every == every - 1) {
             ms += burst_ms;
             last = MPI_Wtime();
@@ -75,6 +89,12 @@ int main(int argc, char **argv)
         nap_ms(ms);
         MPI_Allreduce(&one, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
         done++;
+    }
+    if (end_ms > 0) {
+        char output[1024] = {0};
+        if (rank == 0)
+            nap_ms(end_ms);
+        MPI_Bcast(output, (int)sizeof output, MPI_CHAR, 0, MPI_COMM_WORLD);
     }
     MPI_Allreduce(&done, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)

@@ -1,7 +1,9 @@
 """drift: the imbalance between ranks grows over the run (one rank slowly falls behind).
 
 A profile sums the run, so a rank that starts even and ends far behind looks like a
-moderate imbalance; the timeline shows it growing. Per bin the imbalance is how much more
+moderate imbalance; the timeline shows it growing. A slow start or end phase (a step in the
+MPI share at its edge: phase_edges.slow_edges) is left out: rank 0 writing the output at
+the end while the others wait is not a rank falling behind. Per bin the imbalance is how much more
 of the bin the average rank spends in MPI than the rank least in MPI (the one the others
 wait for): ``mpi share avg - min``, from the report's timeline (full and summary mode).
 Smoothed over a burst period (bursts are another rule) or a tenth of the run, whichever is
@@ -17,6 +19,7 @@ import numpy as np
 
 from ...profile import Profile
 from ..common import MIN_COST_PCT, ev, finding, ranks_field, worth
+from .phase_edges import slow_edges
 
 RULE = "drift"
 # The fitted imbalance share grows by at least this much over the run ...
@@ -43,6 +46,8 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
         return []
     width = np.asarray(tl["width"])
     full = width >= tl["bin_seconds"] * (1 - 1e-9)
+    for p, *_ in slow_edges(tl):        # a slow start or end is a step, not a growth
+        full[p["bins"][0]:p["bins"][1]] = False
     if full.sum() < 9:
         return []
     t = np.asarray(tl["start"])[full]

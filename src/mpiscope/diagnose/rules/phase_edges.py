@@ -31,8 +31,10 @@ MIN_SHARE = 0.05
 MIN_EXCESS = 0.2
 
 
-def rule(prof: Profile, rep: dict) -> list[dict]:
-    tl = rep.get("timeline") or {}
+def slow_edges(tl: dict) -> list[tuple[dict, str, float, float, float]]:
+    """The first and last phases of the report's timeline that are a slow start or end by
+    their shape (before the cost bar): (phase, rule id, MPI share above the main phase's,
+    step at the edge, the main phase's share). The drift rule leaves their bins out."""
     phases = tl.get("phases") or [] if tl.get("available") else []
     if len(phases) < 2:
         return []
@@ -44,8 +46,17 @@ def rule(prof: Profile, rep: dict) -> list[dict]:
             continue          # a phase that is mostly one of the periodic bursts is theirs
         excess = p["mpi_share"] - base
         step = -p["step_after"] if rule_id == RULE_START else p["step_before"]
+        if excess >= MIN_EXCESS and step >= MIN_EXCESS:
+            out.append((p, rule_id, excess, step, base))
+    return out
+
+
+def rule(prof: Profile, rep: dict) -> list[dict]:
+    tl = rep.get("timeline") or {}
+    out = []
+    for p, rule_id, excess, step, base in slow_edges(tl):
         cost = excess * p["seconds"]
-        if excess < MIN_EXCESS or step < MIN_EXCESS or not worth(cost, rep, MIN_COST_PCT):
+        if not worth(cost, rep, MIN_COST_PCT):
             continue
         func = top_function(rep, p["top_kind"])
         worker = p["least_mpi_rank"]
