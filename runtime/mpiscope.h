@@ -502,6 +502,12 @@ typedef struct {
 } mpiscope_set_t;
 void mpiscope_set_union(MPI_Comm comm, const mpiscope_entry_t *mine, size_t n, int bcast,
                         mpiscope_set_t *out);
+/* The same, bounded: each entry's text is its u64 weight (len 8); weights of a
+ * key are summed, and at most cap entries (the heaviest) are kept at each step. */
+void mpiscope_set_union_top(MPI_Comm comm, const mpiscope_entry_t *mine, size_t n, int bcast, size_t cap,
+                            mpiscope_set_t *out);
+/* Index of key (a, b) in entries sorted by (a, b) (a set's), else -1. */
+long mpiscope_entries_find(const mpiscope_entry_t *e, size_t n, uint64_t a, uint64_t b);
 void mpiscope_set_free(mpiscope_set_t *s);
 size_t mpiscope_io_files_entries(mpiscope_entry_t *out, size_t cap);   /* iofiles.c */
 

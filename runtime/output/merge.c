@@ -6,7 +6,9 @@
  * k set sends its set to rank - 2^k and is done; the others receive from
  * rank + 2^k and merge. log2(P) steps; each message holds distinct entries
  * only, so data is O(distinct entries), not O(P). Entries are serialized as
- * {u64 a, u64 b, u32 len, u32 0, text padded to 8}.
+ * {u64 a, u64 b, u32 len, u32 0, text padded to 8}. mpiscope_set_union_top
+ * bounds the union: entries carry a u64 weight as their text, summed over
+ * ranks, and each step keeps the cap entries of most weight.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,19 +80,62 @@ static size_t parse(const char *data, size_t len, mpiscope_entry_t **out)
     return e ? n : 0;
 }
 
-/* Sort, drop duplicates (the first text of a key wins), re-serialize. */
-static void normalize(mpiscope_entry_t *e, size_t n, mpiscope_buf_t *out)
+static uint64_t weight_of(const mpiscope_entry_t *e)
+{
+    uint64_t w = 0;
+    if (e->text && e->len == 8)
+        memcpy(&w, e->text, 8);
+    return w;
+}
+
+static int by_weight(const void *x, const void *y)
+{
+    uint64_t p = weight_of(x), q = weight_of(y);
+    return p != q ? (p < q ? 1 : -1) : cmp_entry(x, y);
+}
+
+/* Sort, drop duplicates (the first text of a key wins), re-serialize. With
+ * cap > 0 the texts are u64 weights: duplicates sum theirs, and only the cap
+ * entries of most weight are kept. */
+static void normalize(mpiscope_entry_t *e, size_t n, size_t cap, mpiscope_buf_t *out)
 {
     qsort(e, n, sizeof *e, cmp_entry_stable);
+    uint64_t *w = cap ? malloc((n ? n : 1) * sizeof *w) : NULL;
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (k == 0 || cmp_entry(&e[k - 1], &e[i]) != 0)
+    for (size_t i = 0; i < n; i++) {
+        if (k == 0 || cmp_entry(&e[k - 1], &e[i]) != 0) {
             e[k++] = e[i];
+            if (w)
+                w[k - 1] = weight_of(&e[i]);
+        } else if (w) {
+            w[k - 1] += weight_of(&e[i]);
+        }
+    }
+    if (w) {
+        for (size_t i = 0; i < k; i++)
+            e[i].text = (const char *)&w[i], e[i].len = 8;
+        if (k > cap) {
+            qsort(e, k, sizeof *e, by_weight);
+            k = cap;
+            qsort(e, k, sizeof *e, cmp_entry);
+        }
+    }
     serialize(e, k, out);
+    free(w);
 }
 
 void mpiscope_set_union(MPI_Comm comm, const mpiscope_entry_t *mine, size_t n, int bcast,
                         mpiscope_set_t *out)
+{
+    mpiscope_set_union_top(comm, mine, n, bcast, 0, out);
+}
+
+/* RATIONALE: the cap is applied at every step of the tree, so no message
+ * holds more than cap entries and the result is the cap keys of most weight
+ * among what each subtree kept: exact for keys every subtree ranks high,
+ * approximate (a key left out of every subtree's top) otherwise. */
+void mpiscope_set_union_top(MPI_Comm comm, const mpiscope_entry_t *mine, size_t n, int bcast, size_t cap,
+                            mpiscope_set_t *out)
 {
     int rank, size;
     PMPI_Comm_rank(comm, &rank);
@@ -99,7 +144,7 @@ void mpiscope_set_union(MPI_Comm comm, const mpiscope_entry_t *mine, size_t n, i
     mpiscope_entry_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
     if (tmp && n)
         memcpy(tmp, mine, n * sizeof *tmp);
-    normalize(tmp, tmp ? n : 0, &cur);
+    normalize(tmp, tmp ? n : 0, cap, &cur);
     free(tmp);
     for (int mask = 1; mask < size; mask <<= 1) {
         if (rank & mask) {
@@ -120,7 +165,7 @@ void mpiscope_set_union(MPI_Comm comm, const mpiscope_entry_t *mine, size_t n, i
             mpiscope_entry_t *e;
             size_t m = parse(both.data, both.len, &e);
             mpiscope_buf_free(&cur);
-            normalize(e, m, &cur);
+            normalize(e, m, cap, &cur);
             free(e);
             mpiscope_buf_free(&both);
         }
@@ -141,6 +186,22 @@ void mpiscope_set_union(MPI_Comm comm, const mpiscope_entry_t *mine, size_t n, i
     }
     out->store = cur;
     out->n = parse(cur.data ? cur.data : "", cur.len, &out->e);
+}
+
+long mpiscope_entries_find(const mpiscope_entry_t *e, size_t n, uint64_t a, uint64_t b)
+{
+    long lo = 0, hi = (long)n - 1;
+    while (lo <= hi) {
+        long mid = (lo + hi) / 2;
+        const mpiscope_entry_t *x = &e[mid];
+        if (x->a == a && x->b == b)
+            return mid;
+        if (x->a < a || (x->a == a && x->b < b))
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
 }
 
 void mpiscope_set_free(mpiscope_set_t *s)

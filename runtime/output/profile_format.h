@@ -62,7 +62,8 @@ enum mpiscope_section_kind {
     MPISCOPE_SEC_MODULES = 13, /* mpiscope_module_t: the objects call sites are in, rank 0 (union) */
     MPISCOPE_SEC_CALLSITES = 14, /* mpiscope_callsite_t (full), mpiscope_summary_t (summary) */
     MPISCOPE_SEC_TIMELINE = 15, /* time bins: doubles, rank x row x bin (full); mpiscope_summary_t (summary) */
-    MPISCOPE_SEC_SAMPLES = 16,  /* mpiscope_sample_t, grouped by rank (full mode, MPISCOPE_SAMPLE > 0) */
+    MPISCOPE_SEC_SAMPLES = 16,  /* mpiscope_sample_t, grouped by rank (full mode, MPISCOPE_SAMPLE > 0);
+                                   mpiscope_sample_summary_t (summary mode) */
     MPISCOPE_SEC_MEMBERS = 17  /* mpiscope_member_t: partial profiles only (written by mpiscope merge) */
 };
 
@@ -291,6 +292,27 @@ typedef struct {                 /* 32 bytes: one address (or MPI function) of o
     uint64_t offset;             /* the program counter - the object's load bias (0 in MPI / other) */
     uint64_t samples;
 } mpiscope_sample_t;
+
+/* Summary mode: one record per function over all ranks (output/samples_out.c).
+ * A compute function is (module, offset of its start) as the unwind tables
+ * (.eh_frame) give it, else the sampled address's own offset; min/max/sum are
+ * of the per-rank sample counts (every thread of the rank), 0 for a rank
+ * without the function. func as mpiscope_sample_t's (one MPI_LAYER row, module
+ * and offset 0), and two totals per rank: */
+#define MPISCOPE_SAMPLE_ALL 0xFFFCu       /* func: every sample of the rank */
+#define MPISCOPE_SAMPLE_COMPUTE_ALL 0xFFFBu /* func: the rank's samples outside MPI (compute + other) */
+typedef struct {                 /* 56 bytes */
+    uint16_t func;
+    uint16_t reserved;
+    uint32_t nonzero;            /* ranks with a sample here */
+    uint64_t module;             /* MODULES key; 0: in no known object (and for MPI / other / totals) */
+    uint64_t offset;             /* the function's start - the object's load bias */
+    double min;                  /* samples, over all ranks */
+    double max;
+    double sum;
+    uint32_t min_rank;           /* MPI_MINLOC / MPI_MAXLOC: ties go to the lowest rank */
+    uint32_t max_rank;
+} mpiscope_sample_summary_t;
 
 /* --- the environment (docs/runtime.md "Environment") ----------------------------
  * One record per rank, recorded at MPI_Init; the variable sets and CPU lists

@@ -18,6 +18,7 @@
 
 #include "mpiscope.h"
 #include "output/callsites_out.h"
+#include "output/samples_out.h"
 
 typedef struct {
     double v;
@@ -38,18 +39,7 @@ typedef struct {
 
 static long find_key(keys_t k, uint64_t a, uint64_t b)
 {
-    long lo = 0, hi = (long)k.n - 1;
-    while (lo <= hi) {
-        long mid = (lo + hi) / 2;
-        const mpiscope_entry_t *e = &k.e[mid];
-        if (e->a == a && e->b == b)
-            return mid;
-        if (e->a < a || (e->a == a && e->b < b))
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
+    return mpiscope_entries_find(k.e, k.n, a, b);
 }
 
 /* The entries of the sorted union whose top bits are `bits` (contiguous). */
@@ -109,10 +99,15 @@ void mpiscope_write_summary(mpiscope_final_t *f)
 
     mpiscope_sites_out_t sites;
     mpiscope_sites_prepare(f, &sites);
-    uint64_t counts[4] = {f->overflow != 0, (uint64_t)mpiscope_mpit_enabled(),
-                          (uint64_t)mpiscope_timeline_enabled(), (uint64_t)mpiscope_sites_on}, totals[4];
+    mpiscope_samples_by_fn_t byfn;
+    mpiscope_samples_by_function(f, &byfn);     /* before counts: may set overflow */
+    sites.extra_modules = byfn.mods;
+    sites.nextra = byfn.mods ? byfn.nfn : 0;
+    uint64_t counts[5] = {f->overflow != 0, (uint64_t)mpiscope_mpit_enabled(),
+                          (uint64_t)mpiscope_timeline_enabled(), (uint64_t)mpiscope_sites_on,
+                          (uint64_t)mpiscope_samples_enabled()}, totals[5];
     char path[MPISCOPE_PATH_MAX] = "", job[256] = "";
-    mpiscope_counts_and_name(f, counts, totals, 4, path, sizeof path, job);
+    mpiscope_counts_and_name(f, counts, totals, 5, path, sizeof path, job);
     mpiscope_set_t all;
     mpiscope_set_union(f->comm, mine, m, 1, &all);
     keys_t fkeys = keys_of(&all, KEY_FUNC), hkeys = keys_of(&all, KEY_HIST);
@@ -183,21 +178,27 @@ void mpiscope_write_summary(mpiscope_final_t *f)
     if (totals[2])             /* collective: every rank, once any rank has a timeline */
         mpiscope_timeline_gather(f, 1, &tl);
     const uint64_t T = totals[2] ? (uint64_t)tl.nrows * tl.nb : 0;     /* TIMELINE records */
-    if (totals[3])             /* collective: every rank, once any rank records call sites */
+    const int mods_on = totals[3] || totals[4];
+    if (mods_on)               /* collective: every rank, once any rank records call sites or samples */
         mpiscope_sites_gather(f, 1, &sites);
+    mpiscope_samples_sum_t samp = {0};
+    if (totals[4])             /* collective: every rank, once any rank samples */
+        mpiscope_samples_reduce(f, &byfn, &samp);
 
     mpiscope_summary_t *sum = NULL;
     mpiscope_hist_t *hist = NULL;
     mpiscope_buf_t head = {0}, meta = {0};
     MPI_File fh = MPI_FILE_NULL;
     if (mpiscope_open_output(f, &fh, path)) {
-        /* MPIT, TIMELINE, CALLSITES and MODULES only when recorded */
-        const uint32_t NSEC = 3 + (totals[1] != 0) + (totals[2] != 0) + (totals[3] ? 2 : 0);
+        /* MPIT, TIMELINE, CALLSITES, MODULES and SAMPLES only when recorded */
+        const uint32_t NSEC = 3 + (totals[1] != 0) + (totals[2] != 0) + (totals[3] != 0) + (mods_on != 0) +
+                              (totals[4] != 0);
         uint64_t off_sum = 64 + 32 * (uint64_t)NSEC, off_hist = off_sum + 56 * N, off_mpit = off_hist + 32 * H;
         uint64_t off_tl = off_mpit + 56 * M;
         uint64_t off_sites = off_tl + 56 * T;     /* rank 0 alone knows the sizes from here on */
         uint64_t off_mods = off_sites + 56 * sites.nsumm;
-        uint64_t off_meta = off_mods + (uint64_t)sizeof(mpiscope_module_t) * sites.nmods;
+        uint64_t off_samp = off_mods + (uint64_t)sizeof(mpiscope_module_t) * sites.nmods;
+        uint64_t off_meta = off_samp + 56 * samp.nrecs;
         uint64_t nsum = 0, nhist = 0;
         if (f->rank == 0) {
             sum = calloc(N + 1, sizeof *sum);
@@ -228,10 +229,12 @@ void mpiscope_write_summary(mpiscope_final_t *f)
                 mpiscope_timeline_meta(&tl, &meta);
             if (totals[3])
                 mpiscope_sites_meta(&sites, &meta);
+            if (totals[4])
+                mpiscope_samples_meta(&meta);
             mpiscope_env_meta(&meta, names.e, names.n, KEY_NAME | 2, KEY_NAME | 3);
             mpiscope_header_t h;
             mpiscope_header_fill(f, &h, MPISCOPE_MODE_SUMMARY, NSEC, any_overflow, off_meta + meta.len);
-            mpiscope_section_t sec[7] = {
+            mpiscope_section_t sec[8] = {
                 {MPISCOPE_SEC_SUMMARY, 1, off_sum, 56 * N, N},
                 {MPISCOPE_SEC_HIST, 1, off_hist, 32 * H, H},
                 {MPISCOPE_SEC_META, 1, off_meta, meta.len, meta.len},
@@ -241,28 +244,32 @@ void mpiscope_write_summary(mpiscope_final_t *f)
                 sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_MPIT, 1, off_mpit, 56 * M, M};
             if (totals[2])
                 sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_TIMELINE, 1, off_tl, 56 * T, T};
-            if (totals[3]) {
+            if (totals[3])
                 sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_CALLSITES, 1, off_sites, 56 * sites.nsumm,
                                                 sites.nsumm};
+            if (mods_on)
                 sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_MODULES, 1, off_mods,
                                                 sizeof(mpiscope_module_t) * (uint64_t)sites.nmods, sites.nmods};
-            }
+            if (totals[4])
+                sec[k++] = (mpiscope_section_t){MPISCOPE_SEC_SAMPLES, 1, off_samp, 56 * samp.nrecs, samp.nrecs};
             mpiscope_buf_put(&head, &h, sizeof h);
             mpiscope_buf_put(&head, sec, sizeof sec[0] * NSEC);
         }
         int r0 = f->rank == 0;
-        uint64_t off[8] = {0, off_sum, off_hist, off_mpit, off_tl, off_sites, off_mods, off_meta};
-        uint64_t len[8] = {head.len, 56 * nsum, 32 * nhist, 56ull * (r0 ? mpit.nsum : 0),
+        uint64_t off[9] = {0, off_sum, off_hist, off_mpit, off_tl, off_sites, off_mods, off_samp, off_meta};
+        uint64_t len[9] = {head.len, 56 * nsum, 32 * nhist, 56ull * (r0 ? mpit.nsum : 0),
                            56ull * (r0 ? tl.nsum : 0), 56 * (r0 ? sites.nsumm : 0),
-                           r0 ? (uint64_t)sizeof(mpiscope_module_t) * sites.nmods : 0, meta.len};
-        const void *ptr[8] = {head.data, sum, hist, mpit.sum, tl.sum, sites.summ, sites.mods, meta.data};
-        mpiscope_finish_file(f, &fh, path, off, len, ptr, 8);
+                           r0 ? (uint64_t)sizeof(mpiscope_module_t) * sites.nmods : 0, 56 * samp.nrecs, meta.len};
+        const void *ptr[9] = {head.data, sum, hist, mpit.sum, tl.sum, sites.summ, sites.mods, samp.recs, meta.data};
+        mpiscope_finish_file(f, &fh, path, off, len, ptr, 9);
     }
     mpiscope_buf_free(&head);
     mpiscope_buf_free(&meta);
     mpiscope_mpit_out_free(&mpit);
     mpiscope_timeline_out_free(&tl);
     mpiscope_sites_out_free(&sites);
+    mpiscope_samples_sum_free(&samp);
+    mpiscope_samples_by_function_free(&byfn);
     free(sum);
     free(hist);
     free(sum_in);

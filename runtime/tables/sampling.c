@@ -50,6 +50,7 @@
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <unwind.h>
 
 #include "mpiscope.h"
 #include "tables/callsites.h"
@@ -425,6 +426,111 @@ uint32_t mpiscope_samples_prepare(mpiscope_final_t *f, mpiscope_samples_out_t *o
     free(rows);
     free(other);
     return o->nrecs;
+}
+
+/* --- summary mode: by function ------------------------------------------------- */
+
+static int fn_by_key(const void *a, const void *b)
+{
+    const mpiscope_sample_fn_t *x = a, *y = b;
+    if (x->module != y->module)
+        return x->module < y->module ? -1 : 1;
+    return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+static int fn_by_samples(const void *a, const void *b)
+{
+    const mpiscope_sample_fn_t *x = a, *y = b;
+    if (x->samples != y->samples)
+        return x->samples < y->samples ? 1 : -1;
+    return fn_by_key(a, b);
+}
+
+/* RATIONALE: the function an address is in, without symbols, from the
+ * unwind tables (.eh_frame, kept in stripped objects and for static
+ * functions): libgcc looks up pc - 1 (it expects return addresses), so a
+ * sample at a function's first instruction is asked as pc + 1. Called at
+ * MPI_Finalize only, never in the handler (it takes libgcc's locks).
+ * Without an FDE the address stays its own. */
+static uintptr_t function_start(uintptr_t pc, const mpiscope_modinfo_t *m)
+{
+    uintptr_t fn = (uintptr_t)_Unwind_FindEnclosingFunction((void *)(pc + 1));
+    return fn && fn >= m->lo && fn <= pc ? fn : pc;
+}
+
+void mpiscope_samples_by_function(mpiscope_final_t *f, mpiscope_samples_by_fn_t *o)
+{
+    memset(o, 0, sizeof *o);
+    if (samp_hz <= 0)
+        return;
+    samp_t *tables[MPISCOPE_MAX_THREADS + 1 + SOLO_MAX];
+    unsigned nt = tables_list(tables, MPISCOPE_MAX_THREADS + 1 + SOLO_MAX);
+    size_t cap = 1;
+    for (unsigned k = 0; k < nt; k++)
+        if (tables[k])
+            cap += tables[k]->nused;
+    mpiscope_sample_fn_t *fn = calloc(cap, sizeof *fn);
+    if (!fn)
+        return;
+    size_t n = 0;
+    int last = -1;
+    for (unsigned k = 0; k < nt; k++) {
+        const samp_t *s = tables[k];
+        if (!s)
+            continue;
+        o->compute += s->lost;
+        if (s->lost)
+            f->overflow |= MPISCOPE_OVF_SAMPLES;
+        for (uint32_t i = 0; i < SAMP_SLOTS; i++) {
+            const samp_slot_t *e = &s->slot[i];
+            if (!e->key || !e->count)
+                continue;
+            o->total += e->count;
+            if (e->key & KEY_MPI) {
+                uint32_t id = (uint32_t)(e->key & 0xFFFFu) - 1u;
+                o->mpi[id < MPISCOPE_NIDS ? id : MPISCOPE_NIDS] += e->count;
+                continue;
+            }
+            uintptr_t pc = (uintptr_t)e->key;
+            const mpiscope_modinfo_t *m = last >= 0 ? mpiscope_module(last) : NULL;
+            if (!m || m->kind != MPISCOPE_MODULE_ELF || pc < m->lo || pc >= m->hi)
+                last = mpiscope_sites_module_at(pc);
+            m = last >= 0 ? mpiscope_module(last) : NULL;
+            if (m && m->role == MPISCOPE_ROLE_SKIP) {
+                o->mpi[MPISCOPE_NIDS] += e->count;
+                continue;
+            }
+            o->compute += e->count;
+            fn[n++] = m ? (mpiscope_sample_fn_t){m->rec.key, (uint64_t)(function_start(pc, m) - m->base), e->count,
+                                                 last}
+                        : (mpiscope_sample_fn_t){0, 0, e->count, -1};
+        }
+        o->total += s->lost;
+    }
+    /* addresses of one function -> one row */
+    qsort(fn, n, sizeof *fn, fn_by_key);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k && fn_by_key(&fn[k - 1], &fn[i]) == 0)
+            fn[k - 1].samples += fn[i].samples;
+        else
+            fn[k++] = fn[i];
+    }
+    qsort(fn, k, sizeof *fn, fn_by_samples);
+    if (k > (size_t)mpiscope_settings.SAMPLE_MAX)
+        k = (size_t)mpiscope_settings.SAMPLE_MAX;
+    o->mods = calloc(k + 1, sizeof *o->mods);
+    for (size_t i = 0; o->mods && i < k; i++)
+        o->mods[i] = fn[i].mod;
+    o->fn = fn;
+    o->nfn = (uint32_t)k;
+}
+
+void mpiscope_samples_by_function_free(mpiscope_samples_by_fn_t *o)
+{
+    free(o->fn);
+    free(o->mods);
+    memset(o, 0, sizeof *o);
 }
 
 void mpiscope_samples_meta(mpiscope_buf_t *meta)

@@ -39,6 +39,22 @@ typedef struct {
 /* This rank's records: the top MPISCOPE_SAMPLE_MAX (thread, address) rows by
  * samples, the rest summed into one "other" row per thread (no MPI call). */
 uint32_t mpiscope_samples_prepare(mpiscope_final_t *f, mpiscope_samples_out_t *o);
+/* Summary mode: this rank's samples by function (every thread summed). */
+typedef struct {
+    uint64_t module, offset, samples;    /* MODULES key (0: none); offset of the function's start */
+    int32_t mod;                         /* modules.c index, -1 none */
+} mpiscope_sample_fn_t;
+typedef struct {
+    mpiscope_sample_fn_t *fn;    /* compute functions, most samples first: the top MPISCOPE_SAMPLE_MAX */
+    uint32_t nfn;
+    int32_t *mods;               /* [nfn] their modules.c indices (MODULES records wanted) */
+    uint64_t compute;            /* every sample outside MPI: fn, those past them, and lost */
+    uint64_t mpi[MPISCOPE_NIDS + 1]; /* in each wrapped MPI function; [MPISCOPE_NIDS]: MPI layer */
+    uint64_t total;
+} mpiscope_samples_by_fn_t;
+/* No MPI call: fills o (zeros when not sampling; fn NULL if no memory). */
+void mpiscope_samples_by_function(mpiscope_final_t *f, mpiscope_samples_by_fn_t *o);
+void mpiscope_samples_by_function_free(mpiscope_samples_by_fn_t *o);
 void mpiscope_samples_meta(mpiscope_buf_t *meta);     /* rank 0: + META "samples" */
 void mpiscope_samples_out_free(mpiscope_samples_out_t *o);
 

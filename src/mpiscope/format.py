@@ -160,6 +160,15 @@ SAMPLE = np.dtype([
     ("rank", "<u4"), ("func", "<u2"), ("thread", "<u2"), ("module", "<u8"), ("offset", "<u8"),
     ("samples", "<u8"),
 ])
+# Summary mode: one record per function over all ranks: a compute function is (module, offset
+# of its start, from the unwind tables); min/max/sum of the ranks' sample counts (0 for a rank
+# without it) with MINLOC/MAXLOC ranks. func as SAMPLE's (one MPI_LAYER row), and two totals:
+SAMPLE_COMPUTE_ALL = 0xFFFB  # func: the rank's samples outside MPI (the functions and other)
+SAMPLE_ALL = 0xFFFC  # func: every sample of the rank
+SAMPLE_SUMMARY = np.dtype([
+    ("func", "<u2"), ("reserved", "<u2"), ("nonzero", "<u4"), ("module", "<u8"), ("offset", "<u8"),
+    ("min", "<f8"), ("max", "<f8"), ("sum", "<f8"), ("min_rank", "<u4"), ("max_rank", "<u4"),
+])
 
 # The environment of each rank (record r is rank r): META "environment" holds the CPU lists
 # ("cpus") and variable sets ("variables") under the 16-hex-digit ids these records name.
@@ -240,9 +249,12 @@ SECTION_VERSIONS = {SEC_ENV: {1: ENV_V1, 2: ENV_V2, ENV_VERSION: ENV}}
 
 def section_dtype(kind: int, mode: str) -> np.dtype:
     """The record dtype of a section kind in a profile of mode "full" or "summary"
-    (MPIT, TIMELINE and CALLSITES hold SUMMARY records in summary mode)."""
+    (MPIT, TIMELINE and CALLSITES hold SUMMARY records in summary mode, SAMPLES
+    SAMPLE_SUMMARY records)."""
     if kind in (SEC_MPIT, SEC_TIMELINE, SEC_CALLSITES) and mode == "summary":
         return SUMMARY
+    if kind == SEC_SAMPLES and mode == "summary":
+        return SAMPLE_SUMMARY
     return SECTION_DTYPES[kind]
 
 # Sizes are part of the contract; a mismatch with the C structs is a bug.
@@ -253,6 +265,7 @@ assert INFLIGHT.itemsize == 32 and SNAP_HEADER.itemsize == 128 and COMM.itemsize
 assert MPIT.itemsize == 32 and MEMBER.itemsize == 16
 assert ENV_V1.itemsize == 80 and ENV_V2.itemsize == 96 and ENV.itemsize == 104
 assert MODULE.itemsize == 4168 and CALLSITE.itemsize == 64 and SAMPLE.itemsize == 32
+assert SAMPLE_SUMMARY.itemsize == 56
 
 
 def fnv1a64(name: str) -> int:

@@ -59,6 +59,7 @@ class Profile:
         samples: fmt.SAMPLE records (MPISCOPE_SAMPLE, full mode): samples per
             (rank, thread, address) outside MPI, per wrapped MPI function inside it,
             and each thread's "other" row; ``sample_hz`` is the rate (docs/sampling.md).
+            Summary mode: fmt.SAMPLE_SUMMARY records, per function over all ranks.
     """
 
     path: str

@@ -237,7 +237,7 @@ def _check_indices(prof: Profile, corrupt) -> None:
             raise corrupt(f"{sec.upper()} names function {int(arr['func'].max())}, "
                           f"META lists {nfunc}")
     if len(prof.samples):
-        f = prof.samples["func"][prof.samples["func"] < fmt.SAMPLE_MPI_LAYER]
+        f = prof.samples["func"][prof.samples["func"] < fmt.SAMPLE_COMPUTE_ALL]
         if len(f) and int(f.max()) >= nfunc:
             raise corrupt(f"SAMPLES names function {int(f.max())}, META lists {nfunc}")
     if len(prof.inflight):
@@ -261,7 +261,7 @@ def _check_finite(prof: Profile, corrupt) -> None:
     MPI_T values are the MPI library's own doubles, shown as they come.
     """
     for sec in ("ranks", "funcs", "hist", "regions", "summary", "inflight", "comms", "env",
-                "timeline", "callsites"):
+                "timeline", "callsites", "samples"):
         arr = getattr(prof, sec)
         if not len(arr):
             continue

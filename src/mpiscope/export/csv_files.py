@@ -57,7 +57,7 @@ def write(prof: Profile, path: Path) -> list[Path]:
     if "callsites" in prof.meta:
         callsites_frame(prof).to_csv(callsites_path(path), index=False)
         written.append(callsites_path(path))
-    if prof.sample_hz is not None and len(prof.samples):
+    if prof.sample_hz is not None and len(prof.samples) and not prof.is_summary:
         samples_frame(prof).to_csv(samples_path(path), index=False)
         written.append(samples_path(path))
     return written

@@ -12,6 +12,10 @@ samples (a binomial proportion: the samples are taken at a steady rate of CPU ti
 they are a sample of where it went), and the estimated CPU time per rank (its samples /
 Hz) with min/max/avg, minPE/maxPE and CrayPat's imbalance. The schema is in
 docs/report.md ("samples").
+
+A summary-mode profile holds the same per function, reduced in the job (one record per
+function start over all ranks: sum, min, max, minPE, maxPE): the same rows, without the
+most sampled line, per-rank seconds or per-thread rows.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import numpy as np
 from .. import format as fmt
 from ..symbols import Symbolizer, user_frame
 from .callsites import modules_of, symbolizer_from_env
-from .imbalance import rank_stats
+from .imbalance import imbalance_pct, rank_stats, summary_stats
 
 DEFAULT_TOP = 20
 PER_RANK_FUNCTIONS = 8      # functions whose per-rank seconds the dict carries (HTML, diagnose)
@@ -96,14 +100,13 @@ def record_labels(prof, sym: Symbolizer | None = None) -> tuple[list[str], list,
 def samples_section(prof, top: int | None = DEFAULT_TOP, sym: Symbolizer | None = None) -> dict:
     """The report's "samples" dict ("recorded": False when the run was not sampled)."""
     hz = prof.sample_hz
-    out = {"recorded": hz is not None and not prof.is_summary and len(prof.samples) > 0,
+    out = {"recorded": hz is not None and len(prof.samples) > 0,
            "hz": hz, "top": top, "functions": [], "mpi": [], "threads": [], "per_rank": None,
            "samples": 0, "compute_samples": 0, "mpi_samples": 0, "modules": [], "notes": []}
     if hz is None:
         return out
     if prof.is_summary:
-        out["notes"].append("a summary-mode profile keeps no samples (docs/sampling.md)")
-        return out
+        return _summary_section(prof, out, sym or symbolizer_from_env())
     s = prof.samples
     if not len(s):
         out["notes"].append("sampling was on but no thread ran long enough to be sampled")
@@ -162,17 +165,23 @@ def samples_section(prof, top: int | None = DEFAULT_TOP, sym: Symbolizer | None 
     mpi_names = prof.functions
     mpi_counts = np.bincount(in_mpi["func"].astype(np.int64), weights=in_mpi["samples"],
                              minlength=len(mpi_names)) if len(in_mpi) else np.zeros(0)
-    total = float(out["samples"])
-    out["mpi"] = sorted(({"function": mpi_names[f], "samples": int(c),
-                          "share_of_samples": c / total if total else 0.0,
-                          "share_se": share_se(float(c), total)}
-                         for f, c in enumerate(mpi_counts.tolist()) if c),
-                        key=lambda r: (-r["samples"], r["function"]))
-    if len(layer):
-        c = float(layer["samples"].sum())
-        out["mpi"].append({"function": LAYER, "samples": int(c),
-                           "share_of_samples": c / total if total else 0.0,
-                           "share_se": share_se(c, total)})
+    out["mpi"] = _mpi_rows(mpi_names, mpi_counts.tolist(),
+                           float(layer["samples"].sum()) if len(layer) else 0.0, float(out["samples"]))
+    _notes(out, hz)
+    return out
+
+
+def _mpi_rows(names: list[str], counts: list[float], layer: float, total: float) -> list[dict]:
+    """The samples taken in each MPI function (most first), then in the MPI layer."""
+    def row(name: str, c: float) -> dict:
+        return {"function": name, "samples": int(c), "share_of_samples": c / total if total else 0.0,
+                "share_se": share_se(float(c), total)}
+    rows = sorted((row(names[f], c) for f, c in enumerate(counts) if c),
+                  key=lambda r: (-r["samples"], r["function"]))
+    return rows + ([row(LAYER, layer)] if layer else [])
+
+
+def _notes(out: dict, hz: float) -> None:
     out["notes"] += [m["note"] for m in out["modules"] if m["status"] != "ok"]
     out["notes"].append(
         f"{out['samples']:,} samples at {hz:g} Hz of each thread's CPU time "
@@ -181,6 +190,64 @@ def samples_section(prof, top: int | None = DEFAULT_TOP, sym: Symbolizer | None 
         f"CPU time, summed over a rank's threads")
     out["notes"].append("sampled: the threads that call MPI (each from its first MPI call) and "
                         "the threads they start outside MPI calls; docs/sampling.md")
+
+
+def _summary_section(prof, out: dict, sym: Symbolizer) -> dict:
+    """The "samples" dict of a summary-mode profile: its SAMPLE_SUMMARY records (one per
+    function start, reduced over ranks in the job) symbolized and grouped by function as
+    samples_section does; the stats per rank are the runtime's sum/min/max/minPE/maxPE."""
+    s = prof.samples
+    hz = out["hz"]
+    if not len(s):
+        out["notes"].append("sampling was on but no thread ran long enough to be sampled")
+        return out
+    P, period = prof.nranks, 1.0 / hz
+    func = s["func"]
+    total = float(s["sum"][func == fmt.SAMPLE_ALL].sum())
+    n = float(s["sum"][func == fmt.SAMPLE_COMPUTE_ALL].sum())
+    fns = s[(func == fmt.SAMPLE_COMPUTE) | (func == fmt.SAMPLE_OTHER)]
+    keys, _, out["modules"] = _labels(prof, fns, sym)
+    for i, f in enumerate(fns["func"].tolist()):
+        if f == fmt.SAMPLE_OTHER:
+            keys[i] = (OTHER, None, None)
+    groups: dict[tuple, list[int]] = {}
+    for i, k in enumerate(keys):
+        groups.setdefault(k, []).append(i)
+    rows, merged = [], 0
+    for (name, file, module), idx in groups.items():
+        recs = fns[idx]
+        k = float(recs["sum"].sum())
+        big = recs[int(np.argmax(recs["sum"]))]
+        st = summary_stats(big, P)
+        if len(recs) > 1:       # several starts of one name: sums exact, min/max bounds
+            merged += 1
+            st.update(min=float(recs["min"].sum()), max=float(recs["max"].sum()), sum=k, avg=k / P)
+        st = {key: (v * period if key in ("min", "max", "avg", "sum") else v) for key, v in st.items()}
+        st["imbalance_pct"] = imbalance_pct(st["max"], st["avg"], P)
+        rows.append({"function": name, "file": file, "line": None, "module": module,
+                     "samples": int(k), "share": k / n if n else 0.0, "share_se": share_se(k, n),
+                     "time_per_rank": st, "imbalance_time": st["max"] - st["avg"],
+                     "ranks_sampled": int(recs["nonzero"].max())})
+    rows.sort(key=lambda r: (-r["samples"], r["function"]))
+    for i, r in enumerate(rows, start=1):
+        r["rank_by_samples"] = i
+    out["functions"] = rows
+    out["samples"], out["compute_samples"] = int(total), int(n)
+    in_mpi = s[func < fmt.SAMPLE_COMPUTE_ALL]
+    layer = float(s["sum"][func == fmt.SAMPLE_MPI_LAYER].sum())
+    mpi_counts = np.bincount(in_mpi["func"].astype(np.int64), weights=in_mpi["sum"],
+                             minlength=len(prof.functions)) if len(in_mpi) else np.zeros(0)
+    out["mpi_samples"] = int(mpi_counts.sum() + layer)
+    out["mpi"] = _mpi_rows(prof.functions, mpi_counts.tolist(), layer, total)
+    cap = int((prof.meta.get("samples") or {}).get("max_records", 0))
+    out["notes"].append(
+        f"summary mode: reduced in the job, per function start (unwind tables) over all ranks; "
+        f"at most {cap:,} functions, the rest in other; no per-line, per-rank or per-thread "
+        f"samples (full mode has them)")
+    if merged:
+        out["notes"].append(f"{merged} function(s) sampled at several starts: their min/max per "
+                            f"rank are the sums of each start's (bounds)")
+    _notes(out, hz)
     return out
 
 
