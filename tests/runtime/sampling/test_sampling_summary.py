@@ -8,6 +8,9 @@ assertion sharing those two runs:
 - the section is bounded: at most MPISCOPE_SAMPLE_MAX function rows (set to its least, 16)
   plus one row per sampled MPI function and four fixed rows, whatever the rank count;
 - report (terminal, JSON), diagnose, html and compare take the summary profile.
+many.c (24 functions of planted cost, summary mode only): every rank's own top 16 differ and
+their union holds 20; the profile keeps exactly the 16 of most samples over ranks, a rank
+without a kept function counts 0 there, and the rest is the "other" row at its planted share.
 """
 
 from __future__ import annotations
@@ -143,3 +146,36 @@ def test_summary_reports_and_diagnoses(runs, tmp_path):
     for cmd in ("report", "diagnose"):
         proc = mpitest.run(mpitest.mpiscope_cmd(cmd, ps.path), timeout=120)
         assert "heavy_kernel" in proc.stdout, proc.stdout[-2000:]
+
+
+@pytest.fixture(scope="module", params=mpitest.impls())
+def many(request, tmp_path_factory):
+    impl = request.param
+    tmp = tmp_path_factory.mktemp(f"many-{impl}")
+    exe = compile_program(impl, "c", [PROGRAMS / "many.c"], tmp / "many", "-O1", "-fno-ipa-icf")
+    prof, stdout = run_profile(impl, [str(exe), "150000", "20"], tmp,
+                               env={"MPISCOPE_SAMPLE": str(HZ), "MPISCOPE_MODE": "summary",
+                                    "MPISCOPE_SAMPLE_MAX": str(SAMPLE_MAX)})
+    assert "steps 20 sum 2" in stdout
+    return prof, build_report(prof, symbolizer=Symbolizer(use_cache=False))
+
+
+def test_capped_union_keeps_the_heaviest(many):
+    prof, rep = many
+    rows = _rows(rep)
+    from mpiscope.report.samples import OTHER
+    # units per rank (many.c): rank 0 f00..f15 10, f16..f23 1; rank 1 f00..f11 10,
+    # f16..f19 4, f20..f23 1: rank 1's own top 16 holds f16..f19, the cap drops them
+    kept = {f for f in rows if f != OTHER}
+    assert kept == {f"f{k:02d}" for k in range(16)}, sorted(rows)
+    for k in range(12, 16):        # rank 1 never calls f12..f15: its 0 is their min
+        st = rows[f"f{k:02d}"]["time_per_rank"]
+        assert st["min"] == 0 and st["min_pe"] == 1 and st["max_pe"] == 0, (k, st)
+        assert rows[f"f{k:02d}"]["ranks_sampled"] == 1
+    sm = rep["samples"]
+    assert sum(r["samples"] for r in sm["functions"]) == sm["compute_samples"]
+    other = rows[OTHER]
+    want = (8 * 1 + 4 * 4 + 4 * 1) / (16 * 10 + 8 + 12 * 10 + 4 * 4 + 4 * 1)
+    assert abs(other["share"] - want) < SIGMAS * other["share_se"] + 0.02, (other["share"], want)
+    s = prof.samples
+    assert int((s["func"] == fmt.SAMPLE_COMPUTE).sum()) == SAMPLE_MAX
