@@ -282,6 +282,25 @@ def test_thread_imbalance_is_a_finding(omp):
     assert "heavy_kernel" in f["title"] and f["ranks"]["list"] == [0] and f["bound"] == "upper"
 
 
+def test_short_threads_are_sampled(tmp_path):
+    """1000 threads one after another, each about 0.8 ms of CPU in short_work: less than one
+    period at 1000 Hz. A timer whose first expiry came after a whole period never fired in
+    such a thread: short_work had 0 samples in 3 of 3 runs (of ~900 expected). The first
+    expiry now falls at a random point of the period: 54-91 samples. The kernel checks
+    CPU-time timers at its tick, so a thread shorter than a tick is sampled only when a
+    tick lands in it (docs/sampling.md, "Limits")."""
+    hz = 1000
+    exe = compile_program("openmpi", "c", [PROGRAMS / "short_threads.c"], tmp_path / "short",
+                          "-O1", "-pthread")
+    prof, out = run_profile("openmpi", [str(exe), "1000", "250000"], tmp_path, n=1,
+                            env={"MPISCOPE_SAMPLE": str(hz)})
+    assert "short_threads threads 1000" in out
+    rep = build_report(prof, symbolizer=Symbolizer(use_cache=False))
+    got = {f: s * hz for f, s in _rank_samples(rep, 0).items()}
+    expected = float(prof.env["cpu_time"][0]) * hz
+    assert got.get("short_work", 0) >= 0.03 * expected, (got, expected)
+
+
 @pytest.mark.alone
 def test_even_threads_are_no_thread_imbalance(mpi_impl, tmp_path):
     """Both threads run light_kernel: silent in at least one of 3 runs. RATIONALE: under CI's
