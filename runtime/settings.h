@@ -71,7 +71,7 @@
       "docs/sampling.md); 0: no sampling; mpiscope run --sample sets 100")                        \
     X(SAMPLE_MAX, int, "1024", "16..1048576",                                                     \
       "sampled addresses kept per rank (the most sampled); the rest are counted in one 'other' "  \
-      "row per thread")
+      "row per thread; summary mode: the functions kept per rank and over all ranks")
 
 #pragma GCC visibility push(hidden)
 
