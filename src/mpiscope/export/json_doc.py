@@ -26,7 +26,7 @@ def write(prof: Profile, path: Path) -> list[Path]:
                                                          "regions", "hist")
     if prof.timeline_bins is not None:
         views += ("timeline",)
-    if "callsites" in prof.meta:
+    if "callsites" in prof.meta and not prof.is_summary:   # per-rank records (full mode)
         views += ("callsites",)
     with open(path, "w", encoding="utf-8") as f:
         f.write('{"schema": %s, "profile": %s' % (json.dumps(SCHEMA),

@@ -139,6 +139,10 @@ def test_summary_reports_and_diagnoses(runs, tmp_path):
     assert "heavy_kernel (cost.c)" in found[0]["title"] and "light_kernel" not in found[0]["title"]
     html = profile_page(ps, rs, diag)
     assert "Compute by function (sampled)" in html and "heavy_kernel" in html
+    from mpiscope.export import json_doc
+    assert "callsites" in ps.meta                # call sites (on by default): no per-rank view
+    json_doc.write(ps, tmp_path / "s.json")
+    assert {"summary", "hist"} <= set(json.loads((tmp_path / "s.json").read_text()))
     c = compare(pf, rf, ps, rs)
     both = {r["function"]: r for r in c["samples"]}
     assert both["heavy_kernel"]["in"] == "both"
