@@ -9,15 +9,15 @@ Programs (--app):
   cost        tests/runtime/sampling/programs/cost.c, one rank, compute-bound (an
               Allreduce per step)
   stencil, pcg, zonal
-              the mini-apps (examples/), 2 ranks, as docs/examples.md runs them
+              the mini-apps (examples/), --ranks ranks (default 2)
   mandelbrot  hold-out: mpi4py's demo/mandelbrot/mandelbrot.py (numpy and pure-Python
-              compute, Bcast/Gather/Gatherv), 2 ranks, Open MPI only (mpi4py is built for it)
+              compute, Bcast/Gather/Gatherv), --ranks ranks, Open MPI only (mpi4py is built for it)
   mpi4py-cco  hold-out: mpi4py's own test module test_cco_obj (64 tests of collectives on
-              pickled objects), 2 ranks, Open MPI only
+              pickled objects), --ranks ranks, Open MPI only
 The hold-outs are code nobody on this project wrote or tuned sampling for: mpi4py's sdist,
 unpacked by scripts/setup.sh in build/mpi4py-tests.
 
-    .venv/bin/python perf/sampling/overhead_ab.py [--app cost] [--mpi openmpi|mpich] [--pairs 10] [--hz 100]
+    .venv/bin/python perf/sampling/overhead_ab.py [--app cost] [--mpi openmpi|mpich] [--ranks 2] [--pairs 10] [--hz 100]
 """
 
 from __future__ import annotations
@@ -76,15 +76,15 @@ def command(app: str, impl: str, tmp: Path, a) -> tuple[list[str], int, Path]:
         subprocess.run([f"mpicc.{impl}", "-g", "-O1", "-o", str(exe), str(PROGRAM)], check=True)
         return [str(exe), a.n, a.steps, "-1", "1"], 1, tmp
     if app in MINIAPPS:
-        return [str(native.program(impl, f"examples/{app}")), *MINIAPPS[app]], 2, tmp
+        return [str(native.program(impl, f"examples/{app}")), *MINIAPPS[app]], a.ranks, tmp
     if impl != "openmpi":
         sys.exit(f"--app {app}: Open MPI only (mpi4py is built for it)")
     if not (MPI4PY_SRC / "test" / "main.py").exists():
         sys.exit(f"--app {app}: mpi4py's sdist is not in {MPI4PY_SRC} (scripts/setup.sh puts it there)")
     if app == "mandelbrot":
         demo = MPI4PY_SRC / "demo" / "mandelbrot" / "mandelbrot.py"
-        return [sys.executable, "-c", NO_PLOT, str(demo)], 2, tmp
-    return [sys.executable, "test/main.py", "-q", "-i", "test_cco_obj"], 2, MPI4PY_SRC
+        return [sys.executable, "-c", NO_PLOT, str(demo)], a.ranks, tmp
+    return [sys.executable, "test/main.py", "-q", "-i", "test_cco_obj"], a.ranks, MPI4PY_SRC
 
 
 def main() -> None:
@@ -95,6 +95,9 @@ def main() -> None:
     ap.add_argument("--hz", type=int, default=100)
     ap.add_argument("--n", default="5000000", help="loop trips per step (cost.c's N)")
     ap.add_argument("--steps", default="40", help="cost.c's steps")
+    ap.add_argument("--ranks", type=int, default=2,
+                    help="ranks of the mini-apps and hold-outs (1: no rank waits for another, "
+                    "so the CPU time is the program's work, not the scheduler's timing)")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="mpiscope-sampling-perf-"))
     try:
