@@ -659,25 +659,24 @@ static size_t life_safe_name(const char *s, char *buf, size_t cap)
     return n;      /* no terminator within cap - 1 bytes: the prefix is the name */
 }
 
-/* errno: the caller's is kept (the name's read, a region's first use) */
 static void life_pcontrol(int level, const char *name, size_t len)
 {
     if (mpiscope_on) {
-        int err = errno;
         MPISCOPE_CALL(c, MPISCOPE_ID_MPI_Pcontrol, -1, -1);
         c.t0 = c.t1 = 0;    /* Pcontrol is bookkeeping, not time in MPI */
         c.ret = NULL;       /* and has no call site */
         mpiscope_record(&c); /* charged to the region it is called in */
         if (name && len)
             mpiscope_region_control(level, name, len);
-        errno = err;
     }
 }
 
 /* The Fortran binding's entry: MPI_Pcontrol has only the level in Fortran. */
 int mpiscope_pcontrol(int level, const char *name, size_t len)
 {
+    int err = errno;     /* the caller's errno, not what a region's first use left */
     life_pcontrol(level, name, len);
+    errno = err;
     return mpiscope_next_MPI_Pcontrol(level);
 }
 
@@ -686,7 +685,7 @@ int MPI_Pcontrol(const int level, ...)
     char buf[MPISCOPE_REGION_NAME_MAX];
     size_t len = 0;
     const char *name = NULL;
-    int err = errno;
+    int err = errno;     /* the caller's errno, not what the name's read or a region's first use left */
     if (level == 1 || level == -1) {
         va_list ap;
         va_start(ap, level);
@@ -694,8 +693,8 @@ int MPI_Pcontrol(const int level, ...)
         va_end(ap);
         len = life_safe_name(name, buf, sizeof buf);
     }
-    errno = err;
     life_pcontrol(level, len ? buf : NULL, len);
+    errno = err;
     /* a tool after us gets the name pointer the program passed, as it would without us */
     return len ? mpiscope_next_MPI_Pcontrol(level, name) : mpiscope_next_MPI_Pcontrol(level);
 }
