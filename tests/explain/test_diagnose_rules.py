@@ -146,8 +146,14 @@ def test_barriers(impl):
         assert not got or got[0]["cost_s"] == pytest.approx(min(waits), rel=1e-6)
         if n <= os.cpu_count():
             # the odd ranks are late every step: they wait least, the even ranks most (with
-            # more ranks than CPUs every rank also waits for the ones descheduled)
-            assert int(np.argmin(waits)) % 2 == 1 and max(waits) > 3 * min(waits), waits
+            # more ranks than CPUs every rank also waits for the ones descheduled). 300 us a
+            # step is planted: a loaded machine's late wake-ups can add as much to the odd
+            # ranks' waits (CI: 53 ms against 115 ms), so this shows in one of three runs.
+            def late_ranks_wait_least(prof):
+                w = per_rank(prof, "time", "MPI_Barrier")
+                return int(np.argmin(w)) % 2 == 1 and max(w) > 3 * min(w)
+            er.first_run_where(late_ranks_wait_least, er.run_program, impl, n,
+                               ("diag_steps", "200", "300", "barrier"))
         fixed = rules_of(er.run_program(impl, n, ("diag_steps", "200", "300", "none"))[0])
         assert "excessive-barriers" not in fixed
 
