@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "mpiscope.h"
+#include "safe_read.h"
 #include "fortran/fortran_entry.h"
 #include "tables/callsites.h"
 #include "tables/sampling.h"
@@ -633,7 +633,7 @@ int MPI_Finalize(void)
 /* --- MPI_Pcontrol ------------------------------------------------------------------ */
 
 /* Copy a C string that may not exist (a level passed without a name leaves
- * garbage in the variadic slot): read through process_vm_readv, which fails
+ * garbage in the variadic slot): read with mpiscope_safe_read, which fails
  * instead of faulting. Returns the length (a longer name is cut to cap - 1
  * bytes, see regions.c), or 0 if unreadable or holding control characters. */
 static size_t life_safe_name(const char *s, char *buf, size_t cap)
@@ -644,8 +644,7 @@ static size_t life_safe_name(const char *s, char *buf, size_t cap)
     while (n + 1 < cap) {
         size_t page = 4096 - ((uintptr_t)(s + n) & 4095);
         size_t want = cap - 1 - n < page ? cap - 1 - n : page;
-        struct iovec local = {buf + n, want}, remote = {(void *)(s + n), want};
-        if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)want)
+        if (!mpiscope_safe_read(buf + n, s + n, want))
             return 0;
         for (size_t i = 0; i < want; i++) {
             unsigned char ch = (unsigned char)buf[n + i];

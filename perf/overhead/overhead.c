@@ -10,21 +10,24 @@
  *
  * Operations: MPI_Iprobe that finds nothing, MPI_Comm_rank, 8-byte
  * MPI_Send/MPI_Recv ping-pong (reported per call: round trip / 4), 8-byte
- * MPI_Allreduce. Rank 0 prints one JSON line per operation.
+ * MPI_Allreduce, an MPI_Pcontrol region entered and left (per call: pair / 2;
+ * the name is a string literal, as most codes pass). Rank 0 prints one JSON
+ * line per operation.
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-enum { OP_IPROBE, OP_RANK, OP_PINGPONG, OP_ALLREDUCE, NOPS };
-static const char *op_name[NOPS] = {"MPI_Iprobe", "MPI_Comm_rank", "MPI_Send/MPI_Recv 8 B", "MPI_Allreduce 8 B"};
-static const int op_iters[NOPS] = {20000, 100000, 400, 400};
+enum { OP_IPROBE, OP_RANK, OP_PINGPONG, OP_ALLREDUCE, OP_PCONTROL, NOPS };
+static const char *op_name[NOPS] = {"MPI_Iprobe", "MPI_Comm_rank", "MPI_Send/MPI_Recv 8 B", "MPI_Allreduce 8 B",
+                                    "MPI_Pcontrol region"};
+static const int op_iters[NOPS] = {20000, 100000, 400, 400, 20000};
 /* Wrapped calls per iteration on the timed path. RATIONALE: a ping-pong
  * round trip runs four calls in series (send and receive on each rank), and
  * each rank's time covers its partner's calls too, so the added time of a
  * round trip is that of 4 calls; an Allreduce's two calls run side by side. */
-static const int op_calls[NOPS] = {1, 1, 4, 1};
+static const int op_calls[NOPS] = {1, 1, 4, 1, 2};
 
 /* RATIONALE: CPU time of the calling thread, not wall time: on a shared
  * machine other jobs preempt the benchmark, and wall time would charge their
@@ -69,6 +72,10 @@ static double block(int op, int pmpi, int iters, int rank)
             if (pmpi) PMPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
             else MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
             break;
+        case OP_PCONTROL:
+            if (pmpi) { PMPI_Pcontrol(1, "region"); PMPI_Pcontrol(-1, "region"); }
+            else { MPI_Pcontrol(1, "region"); MPI_Pcontrol(-1, "region"); }
+            break;
         }
     }
     double t = now() - t0, tmax;
@@ -91,7 +98,7 @@ static double median(double *v, int n)
 int main(int argc, char **argv)
 {
     int rank, size, blocks = argc > 1 ? atoi(argv[1]) : 41;
-    int only = argc > 2 ? atoi(argv[2]) : -1;      /* run one operation (0..3) */
+    int only = argc > 2 ? atoi(argv[2]) : -1;      /* run one operation (0..4) */
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

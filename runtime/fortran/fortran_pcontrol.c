@@ -11,7 +11,7 @@
  * and Open MPI's `use mpi` whose interface takes only the level); the name
  * and length registers then hold leftovers. So a name is believed only when
  * its length is plausible, its bytes can be read without faulting (copied
- * with process_vm_readv, which fails instead of crashing) and they are
+ * with mpiscope_safe_read, which fails instead of crashing) and they are
  * printable ASCII; anything else is a level without a name. mpi_f08's
  * interface takes only the level, so its symbol never looks for a name.
  *
@@ -22,14 +22,8 @@
 #define _GNU_SOURCE
 #include "fortran_support.h"
 
-#include <stdint.h>
-#include <sys/types.h>
-#include <unistd.h>
-#ifdef __linux__
-#include <sys/uio.h>
-#endif
-
 #include "fortran_entry.h"
+#include "../safe_read.h"
 
 /* Longest region name taken from Fortran; longer "lengths" are leftovers. */
 #define MPISCOPE_F_NAME_MAX 256
@@ -40,13 +34,8 @@ static size_t mpiscope_f_region_name(const char *name, mpiscope_flen_t len, char
 {
     if (name == NULL || len == 0 || len > MPISCOPE_F_NAME_MAX)
         return 0;
-#ifdef __linux__
-    struct iovec local = {buf, (size_t)len}, remote = {(void *)name, (size_t)len};
-    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)len)
+    if (!mpiscope_safe_read(buf, name, (size_t)len))
         return 0;
-#else
-    memcpy(buf, name, len);
-#endif
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] > 0x7e)
             return 0;

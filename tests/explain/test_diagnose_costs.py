@@ -219,6 +219,28 @@ def test_small_messages_price_each_call_unhindered(tmp_path):
     assert ev["of it, waiting for partners (not removed by packing)"] == pytest.approx(0.495)
 
 
+def test_small_messages_price_their_share_of_the_completions(tmp_path):
+    # per rank 10,000 MPI_Isend and 10,000 MPI_Irecv of 64 B, 4,000 MPI_Isend of 8 KiB, and
+    # 1,000 MPI_Waitall that took 50 us on average, 2 us at the fastest: the small messages
+    # are 20,000 of the 24,000 requests, so packing them can save up to that share of the
+    # completions at their fastest call, on top of the posting calls' own time
+    funcs = [(r, "MPI_Isend", 14000, 0.009, 0.1e-6) for r in (0, 1)] + \
+            [(r, "MPI_Irecv", 10000, 0.002, 0.1e-6) for r in (0, 1)] + \
+            [(r, "MPI_Waitall", 1000, 0.05, 2e-6) for r in (0, 1)]
+    hist = [(r, "MPI_Isend", 7, 10000, 0.005) for r in (0, 1)] + \
+           [(r, "MPI_Isend", 14, 4000, 0.004) for r in (0, 1)] + \
+           [(r, "MPI_Irecv", 7, 10000, 0.002) for r in (0, 1)]
+    f = findings(cp.make(tmp_path, wall=0.1, mpi=0.061, funcs=funcs, hist=hist))["small-messages"]
+    done = 20000 / 24000 * 1000 * 2e-6
+    assert f["cost_s"] == pytest.approx(0.005 + 0.002 + done) and f["bound"] == "upper"
+    ev = evidence(f)
+    assert ev["of the cost, completing their requests (MPI_Wait*, fastest calls)"] == \
+        pytest.approx(done)
+    # their share of the Waitall time beyond its fastest calls is waiting
+    assert ev["of it, waiting for partners (not removed by packing)"] == \
+        pytest.approx(20000 / 24000 * 0.05 - done)
+
+
 def test_small_collectives_waiting_is_not_latency(tmp_path):
     # 6,000 8-byte allreduces per rank, 2.1 s of them, the fastest 0.27 us (issue 29: the
     # average call 1,300 times the fastest is waiting, not latency)

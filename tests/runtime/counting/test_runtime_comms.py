@@ -161,3 +161,22 @@ def test_region_misuse_and_limits(runner, impl):  # noqa: F811
     pcontrol = prof.funcs[prof.funcs["func"] == prof.func_id("MPI_Pcontrol")]
     per_rank = np.bincount(pcontrol["rank"], weights=pcontrol["calls"], minlength=P)
     assert list(per_rank) == [5 + 2 + 2 + 3 + 1 + 2 * 70] * P
+
+
+def test_region_names_from_every_kind_of_memory(runner, impl):  # noqa: F811
+    """Region names in a string literal, the brk heap, an mmap'd block, the caller's stack
+    and just before an unreadable page (runtime/safe_read.c reads the first four directly,
+    the others through process_vm_readv); 64 bytes that run into the unreadable page with
+    no terminator are no name (tests/programs/region_names.c)."""
+    run, plain = run_both(runner, impl, "region_names")
+    assert run.results == plain.results and all("ok" in line for line in run.results)
+    prof = run.profile
+    P = prof.nranks
+    names = ("literal", "heap", "mapped", "stack", "edge")
+    e = Expect(P)
+    for r in range(P):
+        for name in names:
+            e.call(r, "MPI_Barrier", region=name)
+        e.call(r, "MPI_Barrier")                        # the 'x' run: outside every region
+    assert_profile(prof, e)
+    assert region_records(prof) == {(r, n): (1, OUTSIDE, 1) for r in range(P) for n in names}
