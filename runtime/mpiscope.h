@@ -511,6 +511,32 @@ long mpiscope_entries_find(const mpiscope_entry_t *e, size_t n, uint64_t a, uint
 void mpiscope_set_free(mpiscope_set_t *s);
 size_t mpiscope_io_files_entries(mpiscope_entry_t *out, size_t cap);   /* iofiles.c */
 
+/* rank_stats.c: values of every rank reduced to rank 0 as summary records
+ * hold them. The caller fills v[n] (all four statistics), extra[m] (only
+ * summed), lo[k] and hi[k] (only their least / greatest); after the reduce,
+ * rank 0 has sum[n], nonzero[n], extra_sum[m], min[n + k] (v's then lo's)
+ * and max[n + k] (v's then hi's). */
+typedef struct {
+    double v;
+    int rank;
+} mpiscope_val_rank_t;
+typedef struct {
+    size_t n, m, k;
+    double *v, *extra, *lo, *hi;                  /* this rank's values */
+    double *sum, *nonzero, *extra_sum;            /* rank 0's results */
+    mpiscope_val_rank_t *min, *max;
+    mpiscope_val_rank_t *lo_in, *hi_in;           /* the reductions' inputs */
+    void *block;                                  /* owns every array above */
+} mpiscope_rank_stats_t;
+/* Zeroed arrays for n, m, k values; 0 if memory ran out (reduce then skips on every rank). */
+int mpiscope_rank_stats_init(mpiscope_rank_stats_t *s, size_t n, size_t m, size_t k);
+/* Collective over comm (rank: this rank's in comm); 0 on every rank if a rank had no memory. */
+int mpiscope_rank_stats_reduce(mpiscope_rank_stats_t *s, MPI_Comm comm, int rank);
+/* Value j's summary record (rank 0, after a reduce that returned 1). */
+mpiscope_summary_t mpiscope_rank_stats_record(const mpiscope_rank_stats_t *s, size_t j, uint16_t func,
+                                              uint16_t metric, uint64_t region);
+void mpiscope_rank_stats_free(mpiscope_rank_stats_t *s);
+
 /* writer.c / summary.c: what Finalize hands to the writers. */
 typedef struct {
     MPI_Comm comm;               /* private dup of MPI_COMM_WORLD */

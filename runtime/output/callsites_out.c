@@ -27,11 +27,6 @@ enum { E_SITE = 1, E_MODULE = 2, E_TOTAL = 3, E_BUCKET = 4 };
 #define E_FUNC(b) ((unsigned)(((b) >> 16) & 0xFFFFu))
 #define E_BUCKETNO(b) ((unsigned)(((b) >> 8) & 0xFFu))
 
-typedef struct {
-    double v;
-    int rank;
-} val_rank_t;
-
 /* This rank's sites with calls: registry index i; lost calls: MPISCOPE_NIDS rows. */
 static uint32_t count_records(const mpiscope_sites_sum_t *s)
 {
@@ -174,14 +169,13 @@ void mpiscope_sites_reduce(mpiscope_final_t *f, mpiscope_sites_out_t *o)
     }
     const size_t NM = MPISCOPE_FM_COUNT;                 /* calls, sent, recv, time */
     const size_t N = NM * K;
-    double *sum_in = calloc(2 * N + 2 * B + 1, sizeof *sum_in), *sum_out = calloc(2 * N + 2 * B + 1, sizeof *sum_out);
-    val_rank_t *lo_in = calloc(N + K + 1, sizeof *lo_in), *hi_in = calloc(N + K + 1, sizeof *hi_in);
-    val_rank_t *lo = calloc(N + K + 1, sizeof *lo), *hi = calloc(N + K + 1, sizeof *hi);
-    if (!sum_in || !sum_out || !lo_in || !hi_in || !lo || !hi)
-        goto out;      /* RATIONALE: never here in practice; the collectives below would then differ */
+    /* per site NM values, per (site, bucket) calls and time summed, per site its fastest and
+     * slowest call (rank_stats.c) */
+    mpiscope_rank_stats_t st;
+    int ready = mpiscope_rank_stats_init(&st, N, 2 * B, K);
     /* This rank's values, by key order: registry index of each site id. */
     size_t k = 0, bk = 0;
-    for (size_t i = 0; i < all->n; i++) {
+    for (size_t i = 0; ready && i < all->n; i++) {
         const mpiscope_entry_t *e = &all->e[i];
         unsigned kind = E_KIND(e->b);
         if (kind != E_TOTAL && kind != E_BUCKET)
@@ -201,32 +195,25 @@ void mpiscope_sites_reduce(mpiscope_final_t *f, mpiscope_sites_out_t *o)
             }
         }
         if (kind == E_TOTAL) {
-            double *v = &sum_in[NM * k];
+            double *v = &st.v[NM * k];
             if (a && a->calls) {
                 v[MPISCOPE_FM_CALLS] = (double)a->calls;
                 v[MPISCOPE_FM_BYTES_SENT] = (double)a->sent;
                 v[MPISCOPE_FM_BYTES_RECV] = (double)a->recv;
                 v[MPISCOPE_FM_TIME] = (double)a->ticks * f->sec_per_tick;
             }
-            lo_in[N + k] = (val_rank_t){a && a->calls ? (double)a->min * f->sec_per_tick : DBL_MAX, f->rank};
-            hi_in[N + k] = (val_rank_t){a && a->calls ? (double)a->max * f->sec_per_tick : 0.0, f->rank};
+            st.lo[k] = a && a->calls ? (double)a->min * f->sec_per_tick : DBL_MAX;
+            st.hi[k] = a && a->calls ? (double)a->max * f->sec_per_tick : 0.0;
             k++;
         } else {
             if (h && h->count) {
-                sum_in[2 * N + 2 * bk] = (double)h->count;
-                sum_in[2 * N + 2 * bk + 1] = (double)h->ticks * f->sec_per_tick;
+                st.extra[2 * bk] = (double)h->count;
+                st.extra[2 * bk + 1] = (double)h->ticks * f->sec_per_tick;
             }
             bk++;
         }
     }
-    for (size_t j = 0; j < N; j++) {
-        sum_in[N + j] = sum_in[j] != 0.0;
-        lo_in[j] = hi_in[j] = (val_rank_t){sum_in[j], f->rank};
-    }
-    PMPI_Reduce(sum_in, sum_out, (int)(2 * N + 2 * B), MPI_DOUBLE, MPI_SUM, 0, f->comm);
-    PMPI_Reduce(lo_in, lo, (int)(N + K), MPI_DOUBLE_INT, MPI_MINLOC, 0, f->comm);
-    PMPI_Reduce(hi_in, hi, (int)(N + K), MPI_DOUBLE_INT, MPI_MAXLOC, 0, f->comm);
-    if (f->rank != 0)
+    if (!mpiscope_rank_stats_reduce(&st, f->comm, f->rank) || f->rank != 0)
         goto out;
     o->summ = calloc((NM + 2) * K + 2 * B + 1, sizeof *o->summ);
     if (!o->summ)
@@ -237,34 +224,26 @@ void mpiscope_sites_reduce(mpiscope_final_t *f, mpiscope_sites_out_t *o)
         unsigned kind = E_KIND(e->b);
         uint16_t func = (uint16_t)E_FUNC(e->b);
         if (kind == E_TOTAL) {
-            for (size_t m = 0; m < NM; m++) {
-                size_t j = NM * k + m;
-                o->summ[o->nsumm++] = (mpiscope_summary_t){func, (uint16_t)m, 0, e->a, lo[j].v, hi[j].v,
-                                                           sum_out[j], (uint32_t)lo[j].rank,
-                                                           (uint32_t)hi[j].rank, (uint64_t)sum_out[N + j]};
-            }
+            for (size_t m = 0; m < NM; m++)
+                o->summ[o->nsumm++] = mpiscope_rank_stats_record(&st, NM * k + m, func, (uint16_t)m, e->a);
+            const mpiscope_val_rank_t *lo = &st.min[N + k], *hi = &st.max[N + k];
             o->summ[o->nsumm++] = (mpiscope_summary_t){func, MPISCOPE_SM_CALL_MIN, 0, e->a,
-                                                       lo[N + k].v == DBL_MAX ? 0.0 : lo[N + k].v, 0, 0,
-                                                       (uint32_t)lo[N + k].rank, 0, 0};
-            o->summ[o->nsumm++] = (mpiscope_summary_t){func, MPISCOPE_SM_CALL_MAX, 0, e->a, 0, hi[N + k].v, 0,
-                                                       0, (uint32_t)hi[N + k].rank, 0};
+                                                       lo->v == DBL_MAX ? 0.0 : lo->v, 0, 0,
+                                                       (uint32_t)lo->rank, 0, 0};
+            o->summ[o->nsumm++] = (mpiscope_summary_t){func, MPISCOPE_SM_CALL_MAX, 0, e->a, 0, hi->v, 0,
+                                                       0, (uint32_t)hi->rank, 0};
             k++;
         } else if (kind == E_BUCKET) {
             uint16_t b = (uint16_t)E_BUCKETNO(e->b);
             o->summ[o->nsumm++] = (mpiscope_summary_t){func, (uint16_t)(MPISCOPE_SM_BUCKET_CALLS + b), 0, e->a,
-                                                       0, 0, sum_out[2 * N + 2 * bk], 0, 0, 0};
+                                                       0, 0, st.extra_sum[2 * bk], 0, 0, 0};
             o->summ[o->nsumm++] = (mpiscope_summary_t){func, (uint16_t)(MPISCOPE_SM_BUCKET_TIME + b), 0, e->a,
-                                                       0, 0, sum_out[2 * N + 2 * bk + 1], 0, 0, 0};
+                                                       0, 0, st.extra_sum[2 * bk + 1], 0, 0, 0};
             bk++;
         }
     }
 out:
-    free(sum_in);
-    free(sum_out);
-    free(lo_in);
-    free(hi_in);
-    free(lo);
-    free(hi);
+    mpiscope_rank_stats_free(&st);
 }
 
 void mpiscope_sites_meta(const mpiscope_sites_out_t *o, mpiscope_buf_t *meta)

@@ -11,21 +11,16 @@
  * mpiscope_set_union_top): at most MPISCOPE_SAMPLE_MAX functions, those with
  * the most samples, at every step of the tree. Then every rank fills one
  * count per union function (0 where it has none), its "other" compute, its
- * samples per MPI function and its totals, and three reductions to rank 0
- * give the sums (and the count of non-zero ranks), MPI_MINLOC and
- * MPI_MAXLOC, as summary.c does for functions: O(MPISCOPE_SAMPLE_MAX +
- * MPI functions) per rank and message, never O(P).
+ * samples per MPI function and its totals, and rank_stats.c reduces them
+ * to rank 0 (sums, non-zero ranks, minimum and maximum with their ranks),
+ * as summary.c does for functions: O(MPISCOPE_SAMPLE_MAX + MPI functions)
+ * per rank and message, never O(P).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mpiscope.h"
 #include "output/samples_out.h"
-
-typedef struct {
-    double v;
-    int rank;
-} val_rank_t;
 
 void mpiscope_samples_reduce(mpiscope_final_t *f, const mpiscope_samples_by_fn_t *by, mpiscope_samples_sum_t *o)
 {
@@ -41,35 +36,29 @@ void mpiscope_samples_reduce(mpiscope_final_t *f, const mpiscope_samples_by_fn_t
     /* [K functions | other | MPISCOPE_NIDS MPI functions | MPI layer | compute | all] */
     const size_t K = keys.n, X_OTHER = K, X_MPI = K + 1, X_COMPUTE = X_MPI + MPISCOPE_NIDS + 1,
                  X_ALL = X_COMPUTE + 1, L = X_ALL + 1;
-    double *sum_in = calloc(2 * L, sizeof *sum_in), *sum_out = calloc(2 * L, sizeof *sum_out);
-    val_rank_t *loc = calloc(L, sizeof *loc), *lo = calloc(L, sizeof *lo), *hi = calloc(L, sizeof *hi);
-    if (!sum_in || !sum_out || !loc || !lo || !hi)
-        goto out;      /* RATIONALE: never here in practice; the collectives below would then differ */
+    mpiscope_rank_stats_t st;
+    double *sum_in = mpiscope_rank_stats_init(&st, L, 0, 0) ? st.v : NULL;
     double kept = 0.0;
-    for (uint32_t i = 0; by->fn && i < by->nfn; i++) {
+    for (uint32_t i = 0; sum_in && by->fn && i < by->nfn; i++) {
         long k = mpiscope_entries_find(keys.e, keys.n, by->fn[i].module, by->fn[i].offset);
         if (k >= 0) {
             sum_in[k] = (double)by->fn[i].samples;
             kept += sum_in[k];
         }
     }
-    sum_in[X_OTHER] = (double)by->compute - kept;
-    for (size_t id = 0; id <= MPISCOPE_NIDS; id++)
-        sum_in[X_MPI + id] = (double)by->mpi[id];
-    sum_in[X_COMPUTE] = (double)by->compute;
-    sum_in[X_ALL] = (double)by->total;
-    for (size_t j = 0; j < L; j++) {
-        sum_in[L + j] = sum_in[j] != 0.0;
-        loc[j] = (val_rank_t){sum_in[j], f->rank};
+    if (sum_in) {
+        sum_in[X_OTHER] = (double)by->compute - kept;
+        for (size_t id = 0; id <= MPISCOPE_NIDS; id++)
+            sum_in[X_MPI + id] = (double)by->mpi[id];
+        sum_in[X_COMPUTE] = (double)by->compute;
+        sum_in[X_ALL] = (double)by->total;
     }
-    PMPI_Reduce(sum_in, sum_out, (int)(2 * L), MPI_DOUBLE, MPI_SUM, 0, f->comm);
-    PMPI_Reduce(loc, lo, (int)L, MPI_DOUBLE_INT, MPI_MINLOC, 0, f->comm);
-    PMPI_Reduce(loc, hi, (int)L, MPI_DOUBLE_INT, MPI_MAXLOC, 0, f->comm);
-    if (f->rank != 0 || !(o->recs = calloc(L, sizeof *o->recs)))
+    if (!mpiscope_rank_stats_reduce(&st, f->comm, f->rank) || f->rank != 0 ||
+        !(o->recs = calloc(L, sizeof *o->recs)))
         goto out;
     for (size_t j = 0; j < L; j++) {
         /* the totals always; functions, other and MPI where a rank has samples */
-        if (sum_out[j] == 0.0 && j != X_COMPUTE && j != X_ALL)
+        if (st.sum[j] == 0.0 && j != X_COMPUTE && j != X_ALL)
             continue;
         uint16_t func = j < K ? MPISCOPE_SAMPLE_COMPUTE
                       : j == X_OTHER ? MPISCOPE_SAMPLE_OTHER
@@ -77,16 +66,12 @@ void mpiscope_samples_reduce(mpiscope_final_t *f, const mpiscope_samples_by_fn_t
                       : j == X_ALL ? MPISCOPE_SAMPLE_ALL
                       : j == X_MPI + MPISCOPE_NIDS ? MPISCOPE_SAMPLE_MPI_LAYER : (uint16_t)(j - X_MPI);
         o->recs[o->nrecs++] = (mpiscope_sample_summary_t){
-            func, 0, (uint32_t)sum_out[L + j], j < K ? keys.e[j].a : 0, j < K ? keys.e[j].b : 0,
-            lo[j].v, hi[j].v, sum_out[j], (uint32_t)lo[j].rank, (uint32_t)hi[j].rank};
+            func, 0, (uint32_t)st.nonzero[j], j < K ? keys.e[j].a : 0, j < K ? keys.e[j].b : 0,
+            st.min[j].v, st.max[j].v, st.sum[j], (uint32_t)st.min[j].rank, (uint32_t)st.max[j].rank};
     }
 out:
     mpiscope_set_free(&keys);
-    free(sum_in);
-    free(sum_out);
-    free(loc);
-    free(lo);
-    free(hi);
+    mpiscope_rank_stats_free(&st);
 }
 
 void mpiscope_samples_sum_free(mpiscope_samples_sum_t *o)

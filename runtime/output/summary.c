@@ -8,9 +8,10 @@
  * environment's CPU lists and variable sets (environ.c), in one
  * binomial-tree merge (merge.c) -- is found first and broadcast; then every
  * rank fills one value per (key, metric), 0 where it has no such key, and
- * three reductions to rank 0 give the sums (with the count of non-zero ranks
- * and the histogram sums), MPI_MINLOC and MPI_MAXLOC (ties go to the lowest
- * rank, as MPI defines them). Memory and messages are O(keys), never O(P).
+ * rank_stats.c reduces them to rank 0: the sums (with the count of non-zero
+ * ranks, and the histogram sums), the minimum and maximum with their ranks
+ * (ties go to the lowest rank, as MPI_MINLOC and MPI_MAXLOC define them).
+ * Memory and messages are O(keys), never O(P).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,11 +20,6 @@
 #include "mpiscope.h"
 #include "output/callsites_out.h"
 #include "output/samples_out.h"
-
-typedef struct {
-    double v;
-    int rank;
-} val_rank_t;
 
 /* One union carries every kind of entry; the top two bits of `a` say which. */
 #define KEY_FUNC (1ull << 62)    /* a = id, b = region */
@@ -125,11 +121,9 @@ void mpiscope_write_summary(mpiscope_final_t *f)
 
     /* Values: 9 rank-level metrics, then 4 per function key. */
     const size_t K = fkeys.n, N = MPISCOPE_RM_COUNT + MPISCOPE_FM_COUNT * K, H = hkeys.n;
-    /* One SUM reduction: [N values | N non-zero flags | H (count, time) pairs]. */
-    double *sum_in = calloc(2 * N + 2 * H + 1, sizeof *sum_in), *sum_out = calloc(2 * N + 2 * H + 1, sizeof *sum_out);
-    val_rank_t *loc = calloc(N + 1, sizeof *loc), *mins = calloc(N + 1, sizeof *mins);
-    val_rank_t *maxs = calloc(N + 1, sizeof *maxs);
-    double *hin = sum_in + 2 * N, *hout = sum_out + 2 * N;
+    /* N values with every statistic, H (count, time) pairs only summed */
+    mpiscope_rank_stats_t st;
+    int ready = mpiscope_rank_stats_init(&st, N, 2 * H, 0);
     double rm[MPISCOPE_RM_COUNT] = {0};
     rm[MPISCOPE_RM_WALL] = f->wall;
     mpiscope_rank_totals(f, &rm[MPISCOPE_RM_MPI], &rm[MPISCOPE_RM_WAIT], &rm[MPISCOPE_RM_SYNC]);
@@ -143,32 +137,27 @@ void mpiscope_write_summary(mpiscope_final_t *f)
         rm[on ? MPISCOPE_RM_ON_MSGS : MPISCOPE_RM_OFF_MSGS] += (double)p->msgs;
         rm[on ? MPISCOPE_RM_ON_BYTES : MPISCOPE_RM_OFF_BYTES] += (double)p->bytes;
     }
-    memcpy(sum_in, rm, sizeof rm);
-    for (uint32_t u = 0; u < t->nused; u++) {
+    if (ready)
+        memcpy(st.v, rm, sizeof rm);
+    for (uint32_t u = 0; ready && u < t->nused; u++) {
         long k = find_key(fkeys, fk_a[u], fk_b[u]);
         if (k < 0)
             continue;
         mpiscope_stat_t *s = &t->stats[t->used[u]];
-        double *v = &sum_in[MPISCOPE_RM_COUNT + MPISCOPE_FM_COUNT * (size_t)k];
+        double *v = &st.v[MPISCOPE_RM_COUNT + MPISCOPE_FM_COUNT * (size_t)k];
         v[MPISCOPE_FM_CALLS] = (double)s->calls;
         v[MPISCOPE_FM_BYTES_SENT] = (double)s->sent;
         v[MPISCOPE_FM_BYTES_RECV] = (double)s->recv;
         v[MPISCOPE_FM_TIME] = (double)s->ticks * spt;
     }
-    for (size_t j = 0; j < N; j++) {
-        sum_in[N + j] = sum_in[j] != 0.0;
-        loc[j] = (val_rank_t){sum_in[j], f->rank};
-    }
-    for (uint32_t u = 0; u < t->nhused; u++) {
+    for (uint32_t u = 0; ready && u < t->nhused; u++) {
         long k = find_key(hkeys, hk_a[u], hk_b[u]);
         if (k < 0)
             continue;
-        hin[2 * k] = (double)t->hist[t->hused[u]].count;
-        hin[2 * k + 1] = (double)t->hist[t->hused[u]].ticks * spt;
+        st.extra[2 * k] = (double)t->hist[t->hused[u]].count;
+        st.extra[2 * k + 1] = (double)t->hist[t->hused[u]].ticks * spt;
     }
-    PMPI_Reduce(sum_in, sum_out, (int)(2 * N + 2 * H), MPI_DOUBLE, MPI_SUM, 0, f->comm);
-    PMPI_Reduce(loc, mins, (int)N, MPI_DOUBLE_INT, MPI_MINLOC, 0, f->comm);
-    PMPI_Reduce(loc, maxs, (int)N, MPI_DOUBLE_INT, MPI_MAXLOC, 0, f->comm);
+    const int reduced = mpiscope_rank_stats_reduce(&st, f->comm, f->rank);
     uint32_t any_overflow = totals[0] != 0;
     mpiscope_mpit_out_t mpit = {0};
     if (totals[1])             /* collective: every rank, once any rank has MPISCOPE_MPIT=1 */
@@ -203,23 +192,18 @@ void mpiscope_write_summary(mpiscope_final_t *f)
         if (f->rank == 0) {
             sum = calloc(N + 1, sizeof *sum);
             hist = calloc(H + 1, sizeof *hist);
-            for (size_t j = 0; j < N; j++) {
+            for (size_t j = 0; reduced && j < N; j++) {
                 int rank_level = j < MPISCOPE_RM_COUNT;
                 size_t k = rank_level ? 0 : (j - MPISCOPE_RM_COUNT) / MPISCOPE_FM_COUNT;
-                sum[j].func = rank_level ? MPISCOPE_SUMMARY_RANK_LEVEL : (uint16_t)KEY_VALUE(fkeys.e[k].a);
-                sum[j].metric = (uint16_t)(rank_level ? j : (j - MPISCOPE_RM_COUNT) % MPISCOPE_FM_COUNT);
-                sum[j].region = rank_level ? 0 : fkeys.e[k].b;
-                sum[j].min = mins[j].v;
-                sum[j].max = maxs[j].v;
-                sum[j].sum = sum_out[j];
-                sum[j].min_rank = (uint32_t)mins[j].rank;
-                sum[j].max_rank = (uint32_t)maxs[j].rank;
-                sum[j].nonzero = (uint64_t)sum_out[N + j];
+                sum[j] = mpiscope_rank_stats_record(
+                    &st, j, rank_level ? MPISCOPE_SUMMARY_RANK_LEVEL : (uint16_t)KEY_VALUE(fkeys.e[k].a),
+                    (uint16_t)(rank_level ? j : (j - MPISCOPE_RM_COUNT) % MPISCOPE_FM_COUNT),
+                    rank_level ? 0 : fkeys.e[k].b);
             }
-            for (size_t k = 0; k < H; k++)
+            for (size_t k = 0; reduced && k < H; k++)
                 hist[k] = (mpiscope_hist_t){MPISCOPE_ALL_RANKS, (uint16_t)(KEY_VALUE(hkeys.e[k].a) >> 8),
                                             (uint8_t)(hkeys.e[k].a & 0xff), 0, hkeys.e[k].b,
-                                            (uint64_t)hout[2 * k], hout[2 * k + 1]};
+                                            (uint64_t)st.extra_sum[2 * k], st.extra_sum[2 * k + 1]};
             nsum = N;
             nhist = H;
             mpiscope_meta_common(f, &meta, job, &regions, &iofiles);
@@ -272,11 +256,7 @@ void mpiscope_write_summary(mpiscope_final_t *f)
     mpiscope_samples_by_function_free(&byfn);
     free(sum);
     free(hist);
-    free(sum_in);
-    free(sum_out);
-    free(loc);
-    free(mins);
-    free(maxs);
+    mpiscope_rank_stats_free(&st);
     free(mine);
     free(fk_a);
     free(fk_b);

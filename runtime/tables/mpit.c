@@ -581,11 +581,6 @@ static long mpit_find(const mpiscope_set_t *set, uint64_t key)
     return -1;
 }
 
-typedef struct {
-    double v;
-    int rank;
-} mpit_loc_t;
-
 void mpiscope_mpit_gather(mpiscope_final_t *f, int summary, mpiscope_mpit_out_t *out)
 {
     memset(out, 0, sizeof *out);
@@ -609,39 +604,25 @@ void mpiscope_mpit_gather(mpiscope_final_t *f, int summary, mpiscope_mpit_out_t 
                                                         v->samples};
         }
     } else if (V) {
-        /* two metrics per variable: [values | non-zero flags] summed, and MINLOC / MAXLOC */
+        /* two metrics per variable, their statistics over ranks (rank_stats.c) */
         const size_t N = MPISCOPE_MPIT_NMETRICS * V;
-        double *in = calloc(2 * N, sizeof *in), *sum = calloc(2 * N, sizeof *sum);
-        mpit_loc_t *loc = calloc(N, sizeof *loc), *lo = calloc(N, sizeof *lo), *hi = calloc(N, sizeof *hi);
-        for (unsigned i = 0; in && i < k; i++) {
+        mpiscope_rank_stats_t st;
+        int ready = mpiscope_rank_stats_init(&st, N, 0, 0);
+        for (unsigned i = 0; ready && i < k; i++) {
             long at = mpit_find(&out->names, mine[i].a);
             if (at < 0)
                 continue;
-            in[MPISCOPE_MPIT_NMETRICS * (size_t)at + MPISCOPE_MPIT_VALUE] = mpit.v[i].last;
-            in[MPISCOPE_MPIT_NMETRICS * (size_t)at + MPISCOPE_MPIT_PEAK] = mpit.v[i].peak;
+            st.v[MPISCOPE_MPIT_NMETRICS * (size_t)at + MPISCOPE_MPIT_VALUE] = mpit.v[i].last;
+            st.v[MPISCOPE_MPIT_NMETRICS * (size_t)at + MPISCOPE_MPIT_PEAK] = mpit.v[i].peak;
         }
-        for (size_t j = 0; in && loc && j < N; j++) {
-            in[N + j] = in[j] != 0.0;
-            loc[j] = (mpit_loc_t){in[j], f->rank};
+        if (mpiscope_rank_stats_reduce(&st, f->comm, f->rank) && f->rank == 0 &&
+            (out->sum = calloc(N, sizeof *out->sum))) {
+            for (size_t j = 0; j < N; j++)
+                out->sum[j] = mpiscope_rank_stats_record(&st, j, (uint16_t)(j / MPISCOPE_MPIT_NMETRICS),
+                                                         (uint16_t)(j % MPISCOPE_MPIT_NMETRICS), 0);
+            out->nsum = (uint32_t)N;
         }
-        if (in && sum && loc && lo && hi) {
-            PMPI_Reduce(in, sum, (int)(2 * N), MPI_DOUBLE, MPI_SUM, 0, f->comm);
-            PMPI_Reduce(loc, lo, (int)N, MPI_DOUBLE_INT, MPI_MINLOC, 0, f->comm);
-            PMPI_Reduce(loc, hi, (int)N, MPI_DOUBLE_INT, MPI_MAXLOC, 0, f->comm);
-            if (f->rank == 0 && (out->sum = calloc(N, sizeof *out->sum))) {
-                for (size_t j = 0; j < N; j++)
-                    out->sum[j] = (mpiscope_summary_t){(uint16_t)(j / MPISCOPE_MPIT_NMETRICS),
-                                                       (uint16_t)(j % MPISCOPE_MPIT_NMETRICS), 0, 0,
-                                                       lo[j].v, hi[j].v, sum[j], (uint32_t)lo[j].rank,
-                                                       (uint32_t)hi[j].rank, (uint64_t)sum[N + j]};
-                out->nsum = (uint32_t)N;
-            }
-        }
-        free(in);
-        free(sum);
-        free(loc);
-        free(lo);
-        free(hi);
+        mpiscope_rank_stats_free(&st);
     }
     for (unsigned i = 0; texts && i < k; i++)
         mpiscope_buf_free(&texts[i]);

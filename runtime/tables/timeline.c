@@ -226,11 +226,6 @@ static void tl_regrid(const uint64_t *src, uint32_t n, double spt, double w, con
     }
 }
 
-typedef struct {
-    double v;
-    int rank;
-} tl_val_rank_t;
-
 void mpiscope_timeline_gather(mpiscope_final_t *f, int summary, mpiscope_tl_out_t *o)
 {
     memset(o, 0, sizeof *o);
@@ -321,33 +316,19 @@ void mpiscope_timeline_gather(mpiscope_final_t *f, int summary, mpiscope_tl_out_
         o->mine = v;
         return;
     }
-    /* Summary: per (row, bin) the sum and count of non-zero ranks, the min and max with their ranks. */
+    /* Summary: per (row, bin) the statistics over ranks (rank_stats.c). */
     const size_t N = (size_t)K * nb;
-    double *sum_in = calloc(2 * N + 1, sizeof *sum_in), *sum_out = calloc(2 * N + 1, sizeof *sum_out);
-    tl_val_rank_t *loc = calloc(N + 1, sizeof *loc), *mins = calloc(N + 1, sizeof *mins),
-                  *maxs = calloc(N + 1, sizeof *maxs);
-    for (size_t i = 0; v && sum_in && loc && i < N; i++) {
-        sum_in[i] = v[i];
-        sum_in[N + i] = v[i] != 0.0;
-        loc[i] = (tl_val_rank_t){v[i], f->rank};
-    }
-    PMPI_Reduce(sum_in, sum_out, (int)(2 * N), MPI_DOUBLE, MPI_SUM, 0, f->comm);
-    PMPI_Reduce(loc, mins, (int)N, MPI_DOUBLE_INT, MPI_MINLOC, 0, f->comm);
-    PMPI_Reduce(loc, maxs, (int)N, MPI_DOUBLE_INT, MPI_MAXLOC, 0, f->comm);
-    if (f->rank == 0 && (o->sum = calloc(N + 1, sizeof *o->sum))) {
+    mpiscope_rank_stats_t st;
+    if (mpiscope_rank_stats_init(&st, N, 0, 0) && v)
+        memcpy(st.v, v, N * sizeof *v);
+    if (mpiscope_rank_stats_reduce(&st, f->comm, f->rank) && f->rank == 0 &&
+        (o->sum = calloc(N + 1, sizeof *o->sum))) {
         for (size_t i = 0; i < N; i++)
-            o->sum[i] = (mpiscope_summary_t){(uint16_t)(i / nb), (uint16_t)(i % nb), 0, 0,
-                                             mins[i].v, maxs[i].v, sum_out[i],
-                                             (uint32_t)mins[i].rank, (uint32_t)maxs[i].rank,
-                                             (uint64_t)sum_out[N + i]};
+            o->sum[i] = mpiscope_rank_stats_record(&st, i, (uint16_t)(i / nb), (uint16_t)(i % nb), 0);
         o->nsum = (uint32_t)N;
     }
+    mpiscope_rank_stats_free(&st);
     free(v);
-    free(sum_in);
-    free(sum_out);
-    free(loc);
-    free(mins);
-    free(maxs);
 }
 
 void mpiscope_timeline_meta(const mpiscope_tl_out_t *o, mpiscope_buf_t *meta)
