@@ -102,10 +102,14 @@ def open_page(b, path: Path, width: int = 1400) -> Loaded:
 
 
 def colours(rgb) -> int:
-    """Number of distinct colours in an RGB image array (blank = 1 or 2)."""
+    """Number of distinct colours in an RGB image array (blank = 1 or 2).
+
+    Each pixel packed into one integer: np.unique over rows (axis=0) took 2 s per figure,
+    38 s of a mini-app page's test; over integers it takes milliseconds."""
     import numpy as np
 
-    return len(np.unique(rgb.reshape(-1, 3), axis=0))
+    px = rgb.reshape(-1, 3).astype(np.uint32)
+    return len(np.unique((px[:, 0] << 16) | (px[:, 1] << 8) | px[:, 2]))
 
 
 def has_colour(rgb, colour: tuple[int, int, int], at_least: int = 20) -> bool:
