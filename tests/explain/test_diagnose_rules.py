@@ -146,14 +146,16 @@ def test_barriers(impl):
         assert not got or got[0]["cost_s"] == pytest.approx(min(waits), rel=1e-6)
         if n <= os.cpu_count():
             # the odd ranks are late every step: they wait least, the even ranks most (with
-            # more ranks than CPUs every rank also waits for the ones descheduled). 300 us a
-            # step is planted: a loaded machine's late wake-ups can add as much to the odd
-            # ranks' waits (CI: 53 ms against 115 ms), so this shows in one of three runs.
+            # more ranks than CPUs every rank also waits for the ones descheduled). With 300 us
+            # a step a loaded machine's late wake-ups added as much to the odd ranks' waits
+            # (CI: 53 ms against 115 ms), so 2 ms a step are planted here, and the property
+            # must show in one of three runs (with a busy process beside 2 MPICH ranks on the 2
+            # cores the even ranks still waited 2.2-3.1 times as long as the odd).
             def late_ranks_wait_least(prof):
                 w = per_rank(prof, "time", "MPI_Barrier")
-                return int(np.argmin(w)) % 2 == 1 and max(w) > 3 * min(w)
+                return int(np.argmin(w)) % 2 == 1 and max(w) > 2 * min(w)
             er.first_run_where(late_ranks_wait_least, er.run_program, impl, n,
-                               ("diag_steps", "200", "300", "barrier"))
+                               ("diag_steps", "100", "2000", "barrier"))
         fixed = rules_of(er.run_program(impl, n, ("diag_steps", "200", "300", "none"))[0])
         assert "excessive-barriers" not in fixed
 
