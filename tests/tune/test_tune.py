@@ -83,7 +83,9 @@ def test_eager_limit_raised_is_kept(impl, tmp_path):
     if impl == "mpich" or cand["kept"]:
         assert cand["kept"] and cand["verdict"] == "kept", cand
         assert 0 < lo <= cand["gain_pct"] <= hi and cand["welch_ci_pct"][0] > 0
-        assert 20 < cand["gain_pct"] < 70, cand
+        # MPICH's gain is the planted one; Open MPI's is what its intervals prove (a CI run
+        # kept +10.3 %, above 0 in both intervals)
+        assert (20 if impl == "mpich" else 0) < cand["gain_pct"] < 70, cand
         rec = res["recommended"]
         assert rec["kind"] == "eager-limit" and rec["env"] == {var: value}
         assert rec["command"] == cand["command"] and rec["files"] == []
