@@ -342,7 +342,7 @@ def run_case(c: Case, runs: int, work: Path) -> dict:
         # the claim in seconds against the plain run's gain, both as a share of its time
         gain = 100.0 * (1.0 - pmb / pma) if pma > 0 else 0.0
         claim = 100.0 * statistics.median(claims_s) / pma if pma > 0 else 0.0
-        cmax = None if cmax is None else cmax * statistics.median(a) / pma
+        cmax = None if cmax is None else 100.0 * finding["cost_max_s"] / pma
     return {**plain, "case": c.name, "rule": c.rule, "impl": c.impl, "what": c.what,
             "problem": shlex.join(c.problem), "fix": shlex.join(fix_words), "fix_is": how,
             "runs_a": a, "runs_b": b, "claims_pct": claims, "claim_pct": claim,
